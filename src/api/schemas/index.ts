@@ -1,0 +1,6 @@
+export * from './common.ts';
+export * from './envelope.ts';
+export * from './hierarchical.ts';
+export * from './legacy.ts';
+export * from './diagnosis.ts';
+export * from './account.ts';

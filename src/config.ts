@@ -1,0 +1,230 @@
+/**
+ * Configuration: one zod-validated object from a JSON file (`--config`, GEO_CONFIG) and
+ * environment variables, the environment winning over the file and command-line flags winning
+ * over both. Every problem is reported at once, one line each, naming the environment variable
+ * and the file key, and what is expected. The documented example is config/geo-sync.example.json.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+const positiveInt = (max: number) => z.number().int().min(1).max(max);
+
+/** A cron expression of 5 or 6 fields (node-cron checks the details when scheduling). */
+const CronExpr = z
+  .string()
+  .trim()
+  .refine((s) => [5, 6].includes(s.split(/\s+/).length), 'expected a cron expression of 5 or 6 fields');
+
+export const ConfigSchema = z.strictObject({
+  /** Base URL of the API, e.g. https://geo.example.com. Unset: `sync` refuses; `demo` uses its simulator. */
+  baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
+  /** API key (Authorization: Bearer). Or email + password to log in. */
+  apiKey: z.string().min(1).optional(),
+  email: z.string().min(1).optional(),
+  password: z.string().min(1).optional(),
+  /** `duckdb:<file path>` or a `postgres://` URL. @default duckdb:./data/geo.duckdb */
+  warehouse: z
+    .string()
+    .regex(/^(duckdb:.+|postgres(ql)?:\/\/.+)$/, 'expected duckdb:<file path> or a postgres:// URL')
+    .default('duckdb:./data/geo.duckdb'),
+  /** Page project IDs (`customer_id`) to sync; empty: everything the key can read. @default [] */
+  customers: z.array(z.number().int().nonnegative()).default([]),
+  /** Requests in flight at once. @default 8 */
+  concurrency: positiveInt(256).default(8),
+  /** Requests started per second, at most. @default 20 */
+  requestsPerSecond: positiveInt(100_000).default(20),
+  /** Per-request timeout (headers and body), ms. @default 30000 */
+  timeoutMs: positiveInt(600_000).default(30_000),
+  /** Attempts per request, the first included (retry budget). @default 6 */
+  maxAttempts: positiveInt(50).default(6),
+  /** First backoff step, ms (exponential, full jitter). @default 250 */
+  retryBaseDelayMs: positiveInt(60_000).default(250),
+  /** Backoff cap, ms. @default 30000 */
+  retryMaxDelayMs: positiveInt(600_000).default(30_000),
+  /** Executions per warehouse transaction. @default 200 */
+  batchSize: positiveInt(10_000).default(200),
+  /** Days before yesterday that every sync re-reads, to pick up answers saved late. @default 3 */
+  lookbackDays: z.number().int().min(0).max(60).default(3),
+  /** When `schedule` runs, in Asia/Shanghai time. @default "30 4 * * *" (04:30) */
+  schedule: CronExpr.default('30 4 * * *'),
+  /** @default "info" */
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** auto: pretty on a TTY, JSON otherwise. @default "auto" */
+  logFormat: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  /** What each sync reads besides the daily hierarchy; each costs requests (see README). */
+  enrich: z
+    .strictObject({
+      /** Legacy project detail per monitoring task: week_restart, only_rank, ... (1 request per monitoring task). */
+      taskConfig: z.boolean().default(true),
+      /** Legacy sources per execution: site_name, site_icon, published_at, task_ai_id (1+ request per execution). */
+      legacySources: z.boolean().default(true),
+      /** Legacy task detail per execution: created_at, updated_at (1 request per execution). */
+      executionTimes: z.boolean().default(true),
+      /** Latest site diagnosis per project, GET only (1 request per project). */
+      diagnosis: z.boolean().default(true),
+      /** Balance snapshot and deduction records (2+ requests per run). */
+      finance: z.boolean().default(true),
+      /** task/prompts as a cross-check of task/results counts (1 request per unit). */
+      crossCheck: z.boolean().default(true),
+    })
+    .prefault({}),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+type Kind = 'string' | 'int' | 'intList' | 'bool';
+
+/** Environment variable -> config key, and how its text is read. */
+export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
+  GEO_BASE_URL: { key: 'baseUrl', kind: 'string' },
+  GEO_API_KEY: { key: 'apiKey', kind: 'string' },
+  GEO_EMAIL: { key: 'email', kind: 'string' },
+  GEO_PASSWORD: { key: 'password', kind: 'string' },
+  GEO_WAREHOUSE: { key: 'warehouse', kind: 'string' },
+  GEO_CUSTOMERS: { key: 'customers', kind: 'intList' },
+  GEO_CONCURRENCY: { key: 'concurrency', kind: 'int' },
+  GEO_REQUESTS_PER_SECOND: { key: 'requestsPerSecond', kind: 'int' },
+  GEO_TIMEOUT_MS: { key: 'timeoutMs', kind: 'int' },
+  GEO_MAX_ATTEMPTS: { key: 'maxAttempts', kind: 'int' },
+  GEO_RETRY_BASE_DELAY_MS: { key: 'retryBaseDelayMs', kind: 'int' },
+  GEO_RETRY_MAX_DELAY_MS: { key: 'retryMaxDelayMs', kind: 'int' },
+  GEO_BATCH_SIZE: { key: 'batchSize', kind: 'int' },
+  GEO_LOOKBACK_DAYS: { key: 'lookbackDays', kind: 'int' },
+  GEO_SCHEDULE: { key: 'schedule', kind: 'string' },
+  GEO_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
+  GEO_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
+  GEO_ENRICH_TASK_CONFIG: { key: 'enrich.taskConfig', kind: 'bool' },
+  GEO_ENRICH_LEGACY_SOURCES: { key: 'enrich.legacySources', kind: 'bool' },
+  GEO_ENRICH_EXECUTION_TIMES: { key: 'enrich.executionTimes', kind: 'bool' },
+  GEO_ENRICH_DIAGNOSIS: { key: 'enrich.diagnosis', kind: 'bool' },
+  GEO_ENRICH_FINANCE: { key: 'enrich.finance', kind: 'bool' },
+  GEO_ENRICH_CROSS_CHECK: { key: 'enrich.crossCheck', kind: 'bool' },
+};
+
+const ENV_OF_KEY = new Map(Object.entries(ENV_VARS).map(([env, { key }]) => [key, env]));
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** The keys whose values are secrets: never logged, never stored. */
+export const SECRET_KEYS = ['apiKey', 'password'] as const;
+
+function readEnvValue(env: string, kind: Kind, text: string, problems: string[]): unknown {
+  const t = text.trim();
+  switch (kind) {
+    case 'string':
+      return text;
+    case 'int':
+      if (!/^-?\d+$/.test(t)) {
+        problems.push(`${env}: expected an integer, got ${JSON.stringify(text)}`);
+        return undefined;
+      }
+      return Number(t);
+    case 'intList': {
+      if (t === '') return [];
+      const parts = t.split(/[\s,]+/).filter(Boolean);
+      const bad = parts.filter((p) => !/^\d+$/.test(p));
+      if (bad.length) {
+        problems.push(
+          `${env}: expected comma-separated page project IDs (integers), got ${JSON.stringify(text)}`,
+        );
+        return undefined;
+      }
+      return parts.map(Number);
+    }
+    case 'bool':
+      if (/^(1|true|yes|on)$/i.test(t)) return true;
+      if (/^(0|false|no|off)$/i.test(t)) return false;
+      problems.push(`${env}: expected true or false, got ${JSON.stringify(text)}`);
+      return undefined;
+  }
+}
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let cur = obj;
+  for (const p of parts.slice(0, -1)) {
+    if (typeof cur[p] !== 'object' || cur[p] === null) cur[p] = {};
+    cur = cur[p] as Record<string, unknown>;
+  }
+  cur[parts[parts.length - 1]!] = value;
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  /** A JSON config file; default GEO_CONFIG. */
+  file?: string | undefined;
+  /** Command-line values, already typed (they win over everything). */
+  overrides?: Partial<Record<string, unknown>>;
+}
+
+/** Loads, merges and validates; throws ConfigError listing every problem. */
+export function loadConfig(opts: LoadConfigOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const problems: string[] = [];
+  let input: Record<string, unknown> = {};
+
+  const file = opts.file ?? env.GEO_CONFIG;
+  if (file) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        problems.push(`config file ${file}: expected a JSON object`);
+      } else {
+        input = parsed as Record<string, unknown>;
+        delete input.$comment;
+      }
+    } catch (e) {
+      problems.push(
+        `config file ${file}: ${(e as Error).message} (fix the file or the GEO_CONFIG / --config path)`,
+      );
+    }
+  }
+
+  for (const [name, { key, kind }] of Object.entries(ENV_VARS)) {
+    const text = env[name];
+    if (text === undefined || text === '') continue;
+    const value = readEnvValue(name, kind, text, problems);
+    if (value !== undefined) setPath(input, key, value);
+  }
+  for (const [key, value] of Object.entries(opts.overrides ?? {})) {
+    if (value !== undefined) setPath(input, key, value);
+  }
+
+  const result = ConfigSchema.safeParse(input);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const key = issue.path.join('.');
+      const envName = ENV_OF_KEY.get(key);
+      const where = envName ? `${envName} (${key})` : key || 'config';
+      // Never echo a secret's value back.
+      problems.push(`${where}: ${issue.message}`);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  const config = result.data!;
+  if (config.email && !config.password)
+    problems.push('GEO_PASSWORD (password): required when GEO_EMAIL is set');
+  if (config.password && !config.email) problems.push('GEO_EMAIL (email): required when GEO_PASSWORD is set');
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}
+
+/** The config as it may be logged or stored in sync_runs: secrets removed, URLs masked. */
+export function redactedConfig(config: Config): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...config };
+  for (const k of SECRET_KEYS) if (out[k] !== undefined) out[k] = '[REDACTED]';
+  out.warehouse = maskUrlPassword(config.warehouse);
+  return out;
+}
+
+/** `postgres://u:secret@h/db` -> `postgres://u:***@h/db`. */
+export function maskUrlPassword(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+}

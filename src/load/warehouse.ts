@@ -1,0 +1,105 @@
+/**
+ * The one Warehouse interface, implemented by load/postgres and load/duckdb. Callers (the sync)
+ * never see SQL dialects; every write is idempotent by the API's own keys.
+ */
+import type {
+  BalanceSnapshotRow,
+  CheckpointRow,
+  DeductionRow,
+  ExecutionBatch,
+  Json,
+  MonitoringTaskConfigRow,
+  MonitoringTaskRow,
+  PlatformTaskPromptsRow,
+  PlatformTaskRow,
+  RejectRow,
+  SiteDiagnosisRow,
+  SyncRunRow,
+} from '../transform/rows.ts';
+
+export type Dialect = 'postgres' | 'duckdb';
+
+/** The tables of schema `geo` that hold API data, in the order a summary lists them. */
+export const DATA_TABLES = [
+  'monitoring_tasks',
+  'platform_tasks',
+  'prompt_executions',
+  'execution_ranks',
+  'execution_sources',
+  'execution_screenshots',
+  'execution_products',
+  'product_cards',
+  'site_diagnoses',
+  'balance_snapshots',
+  'deductions',
+] as const;
+export type DataTable = (typeof DATA_TABLES)[number];
+
+export interface MigrateResult {
+  applied: string[];
+  alreadyApplied: string[];
+}
+
+/** Closing a unit: which executions of (task_id, date) the API returned this time. */
+export interface UnitCompletion {
+  task_id: number;
+  date: string;
+  /** Every prompt_task_id the API listed for the unit (including quarantined ones). */
+  seenPromptTaskIds: number[];
+  checkpoint: CheckpointRow;
+}
+
+export interface LockResult {
+  acquired: boolean;
+  /** Who holds it when not acquired (pid@host since time), if known. */
+  holder?: string | undefined;
+}
+
+export interface Warehouse {
+  readonly dialect: Dialect;
+  /** A description safe to log (no password). */
+  readonly description: string;
+
+  /** Applies missing migrations and (re)creates views; safe twice and from two processes. */
+  migrate(): Promise<MigrateResult>;
+
+  upsertMonitoringTasks(rows: readonly MonitoringTaskRow[]): Promise<void>;
+  /** Sets the legacy configuration columns of existing monitoring tasks. */
+  updateMonitoringTaskConfig(rows: readonly MonitoringTaskConfigRow[]): Promise<void>;
+  upsertPlatformTasks(rows: readonly PlatformTaskRow[]): Promise<void>;
+  updatePlatformTaskPrompts(rows: readonly PlatformTaskPromptsRow[]): Promise<void>;
+
+  /** One transaction: upsert executions, replace their children (see ExecutionBatch). */
+  writeExecutionBatch(batch: ExecutionBatch): Promise<void>;
+
+  /**
+   * One transaction: delete the unit's executions (and their children) that the API no longer
+   * lists, then record the checkpoint. Called after every batch of the unit is committed, so a
+   * checkpoint never exists without its rows.
+   */
+  completeUnit(unit: UnitCompletion): Promise<void>;
+  /** Finished units among the given dates, as `${task_id}|${date}` keys. */
+  finishedUnits(dates: readonly string[]): Promise<Set<string>>;
+
+  upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<void>;
+  insertBalanceSnapshot(row: BalanceSnapshotRow): Promise<void>;
+  upsertDeductions(rows: readonly DeductionRow[]): Promise<void>;
+  /** The day (YYYY-MM-DD, Asia/Shanghai) of the newest deduction stored, or null. */
+  latestDeductionDay(): Promise<string | null>;
+
+  insertRun(run: SyncRunRow): Promise<void>;
+  updateRun(run: SyncRunRow): Promise<void>;
+  listRuns(limit: number): Promise<SyncRunRow[]>;
+  insertRejects(rows: readonly RejectRow[]): Promise<void>;
+
+  /** Row count per data table. */
+  counts(): Promise<Record<DataTable, number>>;
+  /** Read-only query for reports; `$1`-style parameters. */
+  query(sql: string, params?: readonly Json[]): Promise<Record<string, unknown>[]>;
+
+  /** The no-overlap lock (issue 4): one geo-sync sync per warehouse at a time. */
+  tryLock(holder: string): Promise<LockResult>;
+  unlock(): Promise<void>;
+
+  close(): Promise<void>;
+}

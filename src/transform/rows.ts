@@ -1,0 +1,235 @@
+/**
+ * Warehouse rows: one interface per table of schema `geo` (sql/<dialect>/*.sql), named and
+ * shaped as the columns are. Transforms produce them; adapters write them. Conventions:
+ * - IDs are JS numbers (the API's integers fit 2^53); adapters store BIGINT.
+ * - Days are `YYYY-MM-DD` strings (DATE columns).
+ * - Timestamps are ISO 8601 strings with an offset (`2026-11-21T08:00:00+08:00`): the API's
+ *   `YYYY-MM-DD HH:MM:SS` values are Asia/Shanghai wall time (TIMESTAMPTZ columns).
+ * - Money is a decimal string (exact NUMERIC/DECIMAL columns), never a float.
+ * - `Json` values are written as JSON/JSONB.
+ */
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+export interface MonitoringTaskRow {
+  project_id: number;
+  customer_id: number | null;
+  project_name: string;
+  brand_cate_desc: string;
+  brand_desc_list: string;
+  status: number;
+  status_name: string;
+  created_at: string | null;
+  task_count: number;
+  prompts: string[];
+}
+
+/** Legacy project detail's configuration, merged onto monitoring_tasks (issue 5). */
+export interface MonitoringTaskConfigRow {
+  project_id: number;
+  week_restart: number;
+  only_rank: number;
+  rank_match: number;
+  brand_urls: string[];
+  emails: string[];
+}
+
+export interface PlatformTaskRow {
+  task_id: number;
+  project_id: number;
+  customer_id: number | null;
+  task_name: string;
+  model_key: string;
+  model_name: string;
+  engine: string;
+  status: number;
+  status_name: string;
+}
+
+/** Legacy project detail's per-platform prompts, merged onto platform_tasks (issue 5). */
+export interface PlatformTaskPromptsRow {
+  task_id: number;
+  prompts: string[];
+}
+
+export interface PromptExecutionRow {
+  prompt_task_id: number;
+  task_id: number;
+  project_id: number;
+  customer_id: number | null;
+  prompt_name: string;
+  date_time: string;
+  hours: number;
+  status: number;
+  model: string;
+  engine: string;
+  brand_exposure: string;
+  screenshot_url: string | null;
+  result_status: 'available' | 'missing';
+  answer: string | null;
+  think: string | null;
+  rank_exposure: string;
+  rank_exposure_number: string;
+  /** From legacy task detail when that enrichment is on; otherwise null. */
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+export interface ExecutionRankRow {
+  prompt_task_id: number;
+  /** 0-based index in rank_details: every item is kept, valid or not. */
+  ordinal: number;
+  brand: string;
+  brand_short: string;
+  /** NULL when the rank is empty or <= 0 (spec 2.5 rule 2): never 0. */
+  position: number | null;
+  visibility: number | null;
+  score: number | null;
+}
+
+export interface ExecutionSourceRow {
+  source_id: number;
+  prompt_task_id: number;
+  task_id: number;
+  project_id: number;
+  customer_id: number | null;
+  url: string;
+  title: string;
+  domain: string;
+  cite_index: string;
+  snippet: string;
+  upstream_task_id: string;
+  /** Legacy source fields (issue 5 enrichment); null when not enriched. */
+  site_name: string | null;
+  site_icon: string | null;
+  published_at: string | null;
+  task_ai_id: string | null;
+}
+
+export interface ExecutionScreenshotRow {
+  prompt_task_id: number;
+  task_id: number;
+  project_id: number;
+  customer_id: number | null;
+  screenshot_status: number;
+  screenshot_url: string;
+}
+
+export interface ExecutionProductsRow {
+  prompt_task_id: number;
+  supported: boolean | null;
+  result_status: string | null;
+  total: number;
+  field_order: Json;
+  field_labels: Json;
+}
+
+export interface ProductCardRow {
+  prompt_task_id: number;
+  /** 0-based display order across all pages. */
+  position: number;
+  card: Json;
+  product_name: string | null;
+  price: string | null;
+  shop: string | null;
+  source: string | null;
+  link: string | null;
+}
+
+/**
+ * Everything one batch of executions carries. The adapter writes it in ONE transaction:
+ * executions upserted; for every execution in `executions`, its ranks, sources and product cards
+ * are replaced by those given (an execution with none given ends with none); screenshots and
+ * product summaries upserted.
+ */
+export interface ExecutionBatch {
+  executions: PromptExecutionRow[];
+  ranks: ExecutionRankRow[];
+  sources: ExecutionSourceRow[];
+  screenshots: ExecutionScreenshotRow[];
+  products: ExecutionProductsRow[];
+  cards: ProductCardRow[];
+}
+
+export interface SiteDiagnosisRow {
+  diagnosis_id: string;
+  customer_id: number;
+  status: string;
+  diagnosis_task_id: string | null;
+  result_ready: boolean | null;
+  progress_percent: number | null;
+  current_step: string | null;
+  error: Json;
+  project_url: string | null;
+  url: string | null;
+  is_current_url: boolean | null;
+  composite_score: number | null;
+  summary_text: Json;
+  top_issues: Json;
+  quick_wins: Json;
+  modules_summary: Json;
+  platform_scores: Json;
+  observation: Json;
+  page_diagnostics: Json;
+  result_json: Json;
+  seen_at: string;
+}
+
+export interface BalanceSnapshotRow {
+  taken_at: string;
+  run_id: string | null;
+  user_id: number;
+  user_name: string;
+  amount: string;
+}
+
+export interface DeductionRow {
+  id: number;
+  user_id: number;
+  /** The spec's deduction `project_id`: a prompt execution ID. */
+  prompt_task_id: number;
+  diff_amount: string;
+  before_amount: string;
+  after_amount: string;
+  remark: string;
+  created_at: string;
+}
+
+export type RunKind = 'sync' | 'backfill' | 'schedule' | 'demo' | 'diagnose';
+export type RunStatus = 'running' | 'success' | 'partial' | 'failed' | 'interrupted';
+
+export interface SyncRunRow {
+  run_id: string;
+  kind: RunKind;
+  /** Arguments with every secret removed. */
+  args: Json;
+  started_at: string;
+  finished_at: string | null;
+  status: RunStatus;
+  rows: Json;
+  requests: number;
+  retries: number;
+  rate_limited: number;
+  rejects: number;
+  units_total: number;
+  units_done: number;
+  units_failed: number;
+  error: string | null;
+}
+
+/** A finished unit of work: one platform task on one day. */
+export interface CheckpointRow {
+  task_id: number;
+  date: string;
+  run_id: string;
+  finished_at: string;
+  executions: number;
+}
+
+export interface RejectRow {
+  run_id: string;
+  endpoint: string;
+  params: Json;
+  reason: string;
+  raw: Json;
+  seen_at: string;
+}
