@@ -1,0 +1,58 @@
+/**
+ * What the walk needs from the API, as a narrow port. `fromClient` (client-port.ts) adapts the
+ * GeoClient to it; tests could hand in anything else. Every record here is already validated:
+ * bad list items were quarantined by the client's reject sink before reaching the walk.
+ */
+import type { Balance, Deduction } from '../api/schemas/account.ts';
+import type { SiteDiagnosis } from '../api/schemas/diagnosis.ts';
+import type {
+  MonitoringTask,
+  PlatformTask,
+  ProductCard,
+  PromptExecution,
+  PromptResultItem,
+  Screenshot,
+  Source,
+} from '../api/schemas/hierarchical.ts';
+import type {
+  LegacyMonitoringTask,
+  LegacyMonitoringTaskDetail,
+  LegacySource,
+  LegacyTaskDetail,
+} from '../api/schemas/legacy.ts';
+
+export interface ResultsPage {
+  items: PromptResultItem[];
+  current_page: number;
+  last_page: number;
+  total: number;
+}
+
+export interface ProductsResult {
+  cards: ProductCard[];
+  total: number;
+  supported: boolean | undefined;
+  result_status: string | undefined;
+  field_order: string[] | undefined;
+  field_labels: Record<string, string> | undefined;
+}
+
+export interface ApiPort {
+  /** Every monitoring task of a page project (all pages). */
+  monitoringTasks(customer_id: number): AsyncIterable<MonitoringTask>;
+  platformTasks(project_id: number, customer_id: number | null): Promise<PlatformTask[]>;
+  /** Pages of a unit's daily results; pages are fetched ahead while earlier ones are processed. */
+  resultPages(task_id: number, date: string): AsyncIterable<ResultsPage>;
+  dailyExecutions(task_id: number, date: string): Promise<PromptExecution[]>;
+  promptDetail(prompt_task_id: number): Promise<PromptExecution>;
+  sources(prompt_task_id: number): Promise<Source[]>;
+  products(prompt_task_id: number): Promise<ProductsResult>;
+  screenshot(prompt_task_id: number): Promise<Screenshot>;
+  legacyMonitoringTasks(): AsyncIterable<LegacyMonitoringTask>;
+  legacyMonitoringTaskDetail(number_id: number): Promise<LegacyMonitoringTaskDetail>;
+  legacyTaskDetail(prompt_task_id: number): Promise<LegacyTaskDetail>;
+  legacySources(prompt_task_id: number): Promise<LegacySource[]>;
+  siteDiagnosis(customer_id: number): Promise<SiteDiagnosis>;
+  balance(): Promise<Balance>;
+  deductions(params: { start_date?: string }): AsyncIterable<Deduction>;
+}

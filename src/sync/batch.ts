@@ -1,0 +1,31 @@
+/** Turns fetched executions into one warehouse batch (the transform step of the flow). */
+import type { ExecutionBundle } from '../extract/execution.ts';
+import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
+import { toExecutionRow, toRankRows } from '../transform/executions.ts';
+import type { ExecutionBatch } from '../transform/rows.ts';
+
+export function emptyBatch(): ExecutionBatch {
+  return { executions: [], ranks: [], sources: [], screenshots: [], products: [], cards: [] };
+}
+
+export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle): void {
+  const id = b.item.prompt_task_id;
+  batch.executions.push(toExecutionRow(b.item, b.detail));
+  batch.ranks.push(...toRankRows(id, b.item.rank_details));
+  for (const s of b.sources) batch.sources.push(toSourceRow(s, b.legacySources?.get(s.source_id) ?? null));
+  if (b.screenshot) batch.screenshots.push(toScreenshotRow(b.screenshot));
+  batch.products.push(toProductsRow(id, { ...b.products }));
+  batch.cards.push(...toCardRows(id, b.products.cards));
+}
+
+/** Rows per table of a batch, for the run's counters. */
+export function batchRowCounts(batch: ExecutionBatch): Record<string, number> {
+  return {
+    prompt_executions: batch.executions.length,
+    execution_ranks: batch.ranks.length,
+    execution_sources: batch.sources.length,
+    execution_screenshots: batch.screenshots.length,
+    execution_products: batch.products.length,
+    product_cards: batch.cards.length,
+  };
+}

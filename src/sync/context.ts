@@ -1,0 +1,101 @@
+/** What a run hands to its parts: the API port, the warehouse, logger, options and counters. */
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { ApiPort } from '../extract/port.ts';
+import type { Warehouse } from '../load/warehouse.ts';
+import type { ExecutionBatch, Json, RejectRow } from '../transform/rows.ts';
+import { batchRowCounts } from './batch.ts';
+
+export interface RunCounters {
+  rows: Record<string, number>;
+  rejects: number;
+  goneExecutions: number;
+  failedExecutions: number;
+  unitsTotal: number;
+  unitsDone: number;
+  unitsFailed: number;
+  unitsSkipped: number;
+  diagnosesNotStarted: number;
+  crossCheckMismatches: number;
+}
+
+export function newCounters(): RunCounters {
+  return {
+    rows: {},
+    rejects: 0,
+    goneExecutions: 0,
+    failedExecutions: 0,
+    unitsTotal: 0,
+    unitsDone: 0,
+    unitsFailed: 0,
+    unitsSkipped: 0,
+    diagnosesNotStarted: 0,
+    crossCheckMismatches: 0,
+  };
+}
+
+export interface RejectedRecordLike {
+  endpoint: string;
+  params: Record<string, unknown>;
+  reason: string;
+  raw: unknown;
+}
+
+export class RunContext {
+  readonly counters = newCounters();
+  private pendingRejects: RejectRow[] = [];
+  /** prompt_task_ids of quarantined task/results items, per unit key: still listed upstream. */
+  private readonly rejectedByUnit = new Map<string, number[]>();
+
+  constructor(
+    readonly runId: string,
+    readonly api: ApiPort,
+    readonly warehouse: Warehouse,
+    readonly logger: Logger,
+    readonly config: Config,
+    readonly signal: AbortSignal | undefined,
+    readonly now: () => Date,
+  ) {}
+
+  addRows(table: string, n: number): void {
+    this.counters.rows[table] = (this.counters.rows[table] ?? 0) + n;
+  }
+
+  /** The client's reject sink: quarantine with endpoint, parameters, reason and raw payload. */
+  reject(r: RejectedRecordLike): void {
+    this.counters.rejects++;
+    this.pendingRejects.push({
+      run_id: this.runId,
+      endpoint: r.endpoint,
+      params: r.params as Json,
+      reason: r.reason,
+      raw: (r.raw ?? null) as Json,
+      seen_at: this.now().toISOString(),
+    });
+    this.logger.warn({ endpoint: r.endpoint, params: r.params, reason: r.reason }, 'record quarantined');
+    const raw = r.raw as { prompt_task_id?: unknown } | null;
+    if (r.endpoint.endsWith('/geo/task/results') && raw && typeof raw.prompt_task_id === 'number') {
+      const key = `${String(r.params.task_id)}|${String(r.params.date)}`;
+      const list = this.rejectedByUnit.get(key) ?? [];
+      list.push(raw.prompt_task_id);
+      this.rejectedByUnit.set(key, list);
+    }
+  }
+
+  rejectedIdsOf(unitKey: string): number[] {
+    return this.rejectedByUnit.get(unitKey) ?? [];
+  }
+
+  async flushRejects(): Promise<void> {
+    if (this.pendingRejects.length === 0) return;
+    const rows = this.pendingRejects;
+    this.pendingRejects = [];
+    await this.warehouse.insertRejects(rows);
+  }
+
+  async writeBatch(batch: ExecutionBatch): Promise<void> {
+    await this.warehouse.writeExecutionBatch(batch);
+    for (const [t, n] of Object.entries(batchRowCounts(batch))) this.addRows(t, n);
+    await this.flushRejects();
+  }
+}

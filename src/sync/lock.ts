@@ -1,0 +1,38 @@
+/** No overlap: one geo-sync run per warehouse (PostgreSQL advisory lock / DuckDB lock file). */
+import { hostname } from 'node:os';
+import type { Warehouse } from '../load/warehouse.ts';
+
+export class LockHeldError extends Error {
+  readonly holder: string | undefined;
+  constructor(holder: string | undefined) {
+    super(
+      `another geo-sync run holds the warehouse lock${holder ? `: ${holder}` : ''} (use --wait-for-lock to wait)`,
+    );
+    this.name = 'LockHeldError';
+    this.holder = holder;
+  }
+}
+
+export function lockHolder(kind: string, now = new Date()): string {
+  return `geo-sync ${kind} pid ${process.pid} on ${hostname()} since ${now.toISOString()}`;
+}
+
+/**
+ * Takes the lock, or throws LockHeldError; with `waitMs` > 0 polls until it is free or the
+ * time is up. The caller releases it with warehouse.unlock() (closing the warehouse also does).
+ */
+export async function acquireLock(
+  warehouse: Warehouse,
+  holder: string,
+  opts: { waitMs?: number; pollMs?: number; signal?: AbortSignal } = {},
+): Promise<void> {
+  const deadline = Date.now() + (opts.waitMs ?? 0);
+  for (;;) {
+    const r = await warehouse.tryLock(holder);
+    if (r.acquired) return;
+    if (Date.now() >= deadline || opts.signal?.aborted) throw new LockHeldError(r.holder);
+    await new Promise((res) =>
+      setTimeout(res, Math.min(opts.pollMs ?? 2000, Math.max(1, deadline - Date.now()))),
+    );
+  }
+}

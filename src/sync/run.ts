@@ -1,0 +1,214 @@
+/**
+ * A run: resolve the scope, plan the units, run them through one shared request queue, read
+ * the account data, and keep the run log. `sync`, `backfill`, `schedule` and `demo` all call
+ * runSync; only the dates and the kind differ.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { ApiPort } from '../extract/port.ts';
+import { resolveScope, type Scope } from '../extract/scope.ts';
+import type { Warehouse } from '../load/warehouse.ts';
+import { toMonitoringTaskRow, toPlatformTaskRow } from '../transform/hierarchy.ts';
+import type { Json, RunKind, RunStatus, SyncRunRow } from '../transform/rows.ts';
+import { syncDiagnoses, syncFinance, syncTaskConfig } from './account-data.ts';
+import { RunContext, type RunCounters } from './context.ts';
+import { planUnits, refreshFromDay, type Unit, unitKey } from './planner.ts';
+import { isFatal, runUnit } from './unit.ts';
+
+export interface ApiStats {
+  requests: number;
+  retries: number;
+  rateLimited: number;
+}
+
+export interface RunDeps {
+  api: ApiPort;
+  warehouse: Warehouse;
+  logger: Logger;
+  config: Config;
+  /** The client's counters, read at the end of the run (and by progress). */
+  apiStats: () => ApiStats;
+  now?: () => Date;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  /** Where quarantined list items arrive: wired by the caller to the client's onReject. */
+  bindRejectSink?: (sink: RunContext['reject']) => void;
+}
+
+export interface RunOptions {
+  kind: RunKind;
+  dates: readonly string[];
+  customers: readonly number[];
+  force: boolean;
+  /** Arguments as given, already free of secrets: stored in sync_runs. */
+  args: Json;
+  /** Units run at once; each keeps many requests in flight through the shared queue. */
+  unitConcurrency?: number;
+}
+
+export interface Progress {
+  unitsDone: number;
+  unitsTotal: number;
+  rows: number;
+  requests: number;
+}
+
+export interface RunSummary {
+  runId: string;
+  status: RunStatus;
+  dates: readonly string[];
+  scope: { customers: number; monitoringTasks: number; platformTasks: number };
+  counters: RunCounters;
+  api: ApiStats;
+  startedAt: string;
+  finishedAt: string;
+  error: string | null;
+  failedUnits: { unit: Unit; error: string }[];
+}
+
+export function newRunId(now: Date): string {
+  return `${now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
+}
+
+function runStatus(c: RunCounters, error: string | null): RunStatus {
+  if (error) return 'failed';
+  if (c.rejects > 0 || c.unitsFailed > 0) return 'partial';
+  return 'success';
+}
+
+function totalRows(c: RunCounters): number {
+  return Object.values(c.rows).reduce((a, b) => a + b, 0);
+}
+
+export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSummary> {
+  const now = deps.now ?? (() => new Date());
+  const started = now();
+  const runId = newRunId(started);
+  const logger = deps.logger.child({ runId });
+  const ctx = new RunContext(runId, deps.api, deps.warehouse, logger, deps.config, deps.signal, now);
+  deps.bindRejectSink?.((r) => ctx.reject(r));
+  const c = ctx.counters;
+  const failedUnits: RunSummary['failedUnits'] = [];
+  let scope: Scope | null = null;
+  let error: string | null = null;
+  let interrupted = false;
+
+  const runRow = (): SyncRunRow => {
+    const api = deps.apiStats();
+    return {
+      run_id: runId,
+      kind: opts.kind,
+      args: opts.args,
+      started_at: started.toISOString(),
+      finished_at: null,
+      status: 'running',
+      rows: c.rows as Json,
+      requests: api.requests,
+      retries: api.retries,
+      rate_limited: api.rateLimited,
+      rejects: c.rejects,
+      units_total: c.unitsTotal,
+      units_done: c.unitsDone,
+      units_failed: c.unitsFailed,
+      error: null,
+    };
+  };
+  await deps.warehouse.insertRun(runRow());
+  const progress = () =>
+    deps.onProgress?.({
+      unitsDone: c.unitsDone + c.unitsFailed,
+      unitsTotal: c.unitsTotal,
+      rows: totalRows(c),
+      requests: deps.apiStats().requests,
+    });
+
+  try {
+    scope = await resolveScope(deps.api, opts.customers);
+    logger.info(
+      {
+        customers: scope.customers.length,
+        monitoringTasks: scope.monitoringTasks.length,
+        platformTasks: scope.platformTasks.length,
+      },
+      'scope resolved',
+    );
+    await deps.warehouse.upsertMonitoringTasks(scope.monitoringTasks.map(toMonitoringTaskRow));
+    await deps.warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow));
+    ctx.addRows('monitoring_tasks', scope.monitoringTasks.length);
+    ctx.addRows('platform_tasks', scope.platformTasks.length);
+    if (deps.config.enrich.taskConfig) await syncTaskConfig(ctx, scope);
+
+    const finished = await deps.warehouse.finishedUnits(opts.dates);
+    const plan = planUnits({
+      dates: opts.dates,
+      taskIds: scope.platformTasks.map((t) => t.task_id),
+      finished,
+      refreshFrom: refreshFromDay(now(), deps.config.lookbackDays),
+      force: opts.force,
+    });
+    c.unitsTotal = plan.units.length;
+    c.unitsSkipped = plan.skipped.length;
+    logger.info({ units: plan.units.length, skipped: plan.skipped.length, dates: opts.dates.length }, 'plan');
+    progress();
+
+    const queue = [...plan.units];
+    const worker = async () => {
+      for (let u = queue.shift(); u; u = queue.shift()) {
+        if (deps.signal?.aborted) return;
+        const outcome = await runUnit(ctx, u);
+        if (outcome.status === 'done') c.unitsDone++;
+        else if (deps.signal?.aborted) return;
+        else {
+          c.unitsFailed++;
+          failedUnits.push({ unit: u, error: outcome.error });
+        }
+        progress();
+      }
+    };
+    const workers = Math.max(1, opts.unitConcurrency ?? 2);
+    await Promise.all(Array.from({ length: Math.min(workers, queue.length || 1) }, worker));
+    if (deps.signal?.aborted) interrupted = true;
+
+    if (!interrupted && deps.config.enrich.diagnosis) await syncDiagnoses(ctx, scope.customers);
+    if (!interrupted && deps.config.enrich.finance) await syncFinance(ctx);
+    await ctx.flushRejects();
+  } catch (e) {
+    if (deps.signal?.aborted) interrupted = true;
+    else {
+      error = e instanceof Error ? e.message : String(e);
+      logger.error({ err: e, fatal: isFatal(e) }, 'run failed');
+    }
+    await ctx.flushRejects().catch(() => undefined);
+  }
+
+  const finishedAt = now();
+  const status: RunStatus = interrupted ? 'interrupted' : runStatus(c, error);
+  const final = { ...runRow(), finished_at: finishedAt.toISOString(), status, error };
+  try {
+    await deps.warehouse.updateRun(final);
+  } catch (e) {
+    logger.error({ err: e }, 'could not record the run');
+  }
+  return {
+    runId,
+    status,
+    dates: opts.dates,
+    scope: {
+      customers: scope?.customers.length ?? 0,
+      monitoringTasks: scope?.monitoringTasks.length ?? 0,
+      platformTasks: scope?.platformTasks.length ?? 0,
+    },
+    counters: c,
+    api: deps.apiStats(),
+    startedAt: started.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    error,
+    failedUnits: failedUnits.map((f) => ({ unit: f.unit, error: f.error })),
+  };
+}
+
+export { unitKey };

@@ -1,0 +1,28 @@
+/** The human summary a run ends with. */
+import type { RunSummary } from './run.ts';
+
+export function formatSummary(s: RunSummary): string {
+  const c = s.counters;
+  const seconds = (Date.parse(s.finishedAt) - Date.parse(s.startedAt)) / 1000;
+  const dates =
+    s.dates.length === 1
+      ? s.dates[0]
+      : `${s.dates[0]} .. ${s.dates[s.dates.length - 1]} (${s.dates.length} days)`;
+  const lines = [
+    `run ${s.runId}: ${s.status.toUpperCase()} in ${seconds.toFixed(1)} s, dates ${dates}`,
+    `scope: ${s.scope.customers} projects, ${s.scope.monitoringTasks} monitoring tasks, ${s.scope.platformTasks} platform tasks`,
+    `units: ${c.unitsDone} done, ${c.unitsFailed} failed, ${c.unitsSkipped} skipped as already finished (--force re-syncs them)`,
+    `requests: ${s.api.requests} (${s.api.retries} retries, ${s.api.rateLimited} rate-limited)`,
+    `rejects: ${c.rejects} quarantined in geo.sync_rejects; ${c.goneExecutions} executions deleted upstream meanwhile`,
+    'rows written:',
+  ];
+  const rows = Object.entries(c.rows).sort(([a], [b]) => a.localeCompare(b));
+  const width = Math.max(0, ...rows.map(([t]) => t.length));
+  for (const [t, n] of rows) lines.push(`  ${t.padEnd(width)}  ${n}`);
+  if (c.diagnosesNotStarted)
+    lines.push(`site diagnoses: ${c.diagnosesNotStarted} projects not started (nothing stored)`);
+  for (const f of s.failedUnits.slice(0, 10))
+    lines.push(`failed unit task_id=${f.unit.task_id} date=${f.unit.date}: ${f.error}`);
+  if (s.error) lines.push(`error: ${s.error}`);
+  return lines.join('\n');
+}

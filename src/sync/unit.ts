@@ -1,0 +1,140 @@
+/**
+ * One unit of work: a platform task on one day. Reads every page of task/results, each
+ * execution's children, transforms, and writes in bounded batches; then closes the unit
+ * (deletes executions no longer listed, records the checkpoint) in one transaction, only when
+ * every execution of the unit was written. A failed unit leaves no checkpoint and is redone by
+ * the next run; batches already written are whole (each parent with its children).
+ */
+import { isGeoApiError } from '../api/errors.ts';
+import { ExecutionGoneError, fetchExecution, type ExecutionBundle } from '../extract/execution.ts';
+import { prefetch } from '../extract/prefetch.ts';
+import { unitKey, type Unit } from './planner.ts';
+import { addToBatch, emptyBatch } from './batch.ts';
+import type { RunContext } from './context.ts';
+
+export type UnitOutcome = { status: 'done'; executions: number } | { status: 'failed'; error: string };
+
+/** Errors after which nothing else in the run can succeed: the key itself is refused. */
+export function isFatal(e: unknown): boolean {
+  return isGeoApiError(e) && (e.code === 'UNAUTHORIZED' || e.code === 'FORBIDDEN');
+}
+
+type Settled = { ok: true; bundle: ExecutionBundle } | { ok: false; id: number; error: unknown };
+
+export async function runUnit(ctx: RunContext, unit: Unit): Promise<UnitOutcome> {
+  const { api, config, logger } = ctx;
+  const log = logger.child({ task_id: unit.task_id, date: unit.date });
+  const seen = new Set<number>();
+  const window: Promise<Settled>[] = [];
+  // Executions in flight at once in this unit: two pages' worth keeps the shared queue busy
+  // across page boundaries while memory stays bounded.
+  const maxInFlight = Math.max(200, config.batchSize);
+  let batch = emptyBatch();
+  // In a holder: assigned inside closures, which TypeScript's narrowing does not follow.
+  const writes: { pending: Promise<void> | null } = { pending: null };
+  let failed = 0;
+  let fatal: unknown = null;
+
+  const crossCheck = config.enrich.crossCheck
+    ? api.dailyExecutions(unit.task_id, unit.date).then(
+        (list) => list,
+        (e: unknown) => e,
+      )
+    : null;
+
+  const flush = async () => {
+    if (batch.executions.length === 0) return;
+    const b = batch;
+    batch = emptyBatch();
+    if (writes.pending) await writes.pending;
+    writes.pending = ctx.writeBatch(b);
+    // Surfaces at the next await of the write; avoid an unhandled rejection meanwhile.
+    writes.pending.catch(() => undefined);
+  };
+
+  const settleOne = async (s: Settled) => {
+    if (s.ok) {
+      addToBatch(batch, s.bundle);
+      if (batch.executions.length >= config.batchSize) await flush();
+      return;
+    }
+    if (s.error instanceof ExecutionGoneError) {
+      // Deleted upstream meanwhile: recorded in the run's counters and log, not fatal; the
+      // unit's completion removes it from the warehouse like any execution no longer listed.
+      seen.delete(s.id);
+      ctx.counters.goneExecutions++;
+      log.warn({ prompt_task_id: s.id }, 'execution deleted upstream during the sync');
+      return;
+    }
+    if (isFatal(s.error)) fatal ??= s.error;
+    failed++;
+    ctx.counters.failedExecutions++;
+    log.error({ prompt_task_id: s.id, err: s.error }, 'execution could not be read');
+  };
+
+  try {
+    for await (const page of prefetch(api.resultPages(unit.task_id, unit.date))) {
+      if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
+      for (const item of page.items) {
+        seen.add(item.prompt_task_id);
+        window.push(
+          fetchExecution(api, item, {
+            legacySources: config.enrich.legacySources,
+            executionTimes: config.enrich.executionTimes,
+          }).then(
+            (bundle): Settled => ({ ok: true, bundle }),
+            (error: unknown): Settled => ({ ok: false, id: item.prompt_task_id, error }),
+          ),
+        );
+        while (window.length > maxInFlight) await settleOne(await window.shift()!);
+        if (fatal) throw fatal;
+      }
+    }
+    while (window.length > 0) await settleOne(await window.shift()!);
+    if (fatal) throw fatal;
+    if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
+    await flush();
+    if (writes.pending) await writes.pending;
+  } catch (e) {
+    // Let in-flight work settle so nothing writes after the unit is reported failed.
+    await Promise.allSettled(window);
+    if (writes.pending) await writes.pending.catch(() => undefined);
+    if (isFatal(e)) throw e;
+    log.error({ err: e }, 'unit failed');
+    return { status: 'failed', error: e instanceof Error ? e.message : String(e) };
+  }
+
+  if (failed > 0) return { status: 'failed', error: `${failed} execution(s) could not be read` };
+
+  for (const id of ctx.rejectedIdsOf(unitKey(unit))) seen.add(id);
+  await ctx.flushRejects();
+  await ctx.warehouse.completeUnit({
+    task_id: unit.task_id,
+    date: unit.date,
+    seenPromptTaskIds: [...seen],
+    checkpoint: {
+      task_id: unit.task_id,
+      date: unit.date,
+      run_id: ctx.runId,
+      finished_at: ctx.now().toISOString(),
+      executions: seen.size,
+    },
+  });
+
+  if (crossCheck) {
+    const listed = await crossCheck;
+    if (Array.isArray(listed)) {
+      const missing = listed.filter((e) => !seen.has(e.prompt_task_id)).length;
+      if (missing > 0) {
+        ctx.counters.crossCheckMismatches++;
+        log.warn(
+          { listed: listed.length, read: seen.size, missing },
+          'task/prompts lists executions task/results did not return',
+        );
+      }
+    } else {
+      log.debug({ err: listed }, 'task/prompts cross-check unavailable');
+    }
+  }
+  return { status: 'done', executions: seen.size };
+}

@@ -1,0 +1,102 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, maskUrlPassword, redactedConfig } from '../../src/config.ts';
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('defaults', () => {
+    const c = loadConfig({ env: {} });
+    expect(c).toMatchObject({
+      warehouse: 'duckdb:./data/geo.duckdb',
+      concurrency: 8,
+      requestsPerSecond: 20,
+      lookbackDays: 3,
+      batchSize: 200,
+      schedule: '30 4 * * *',
+      customers: [],
+      enrich: { taskConfig: true, legacySources: true, finance: true },
+    });
+  });
+
+  it('the example file is valid and the environment wins over it', () => {
+    const c = loadConfig({
+      env: { GEO_CONCURRENCY: '3', GEO_CUSTOMERS: '7, 9' },
+      file: 'config/geo-sync.example.json',
+    });
+    expect(c.concurrency).toBe(3);
+    expect(c.customers).toEqual([7, 9]);
+    expect(c.baseUrl).toBe('https://geo.example.com');
+  });
+
+  it('flags win over the environment', () => {
+    const c = loadConfig({
+      env: { GEO_WAREHOUSE: 'duckdb:/tmp/a.duckdb' },
+      overrides: { warehouse: 'postgres://h/db' },
+    });
+    expect(c.warehouse).toBe('postgres://h/db');
+  });
+
+  it('reports every problem at once, each naming the variable and what is expected', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: {
+          GEO_CONCURRENCY: 'lots',
+          GEO_REQUESTS_PER_SECOND: '0',
+          GEO_WAREHOUSE: 'mysql://x',
+          GEO_CUSTOMERS: '1,abc',
+          GEO_ENRICH_FINANCE: 'maybe',
+          GEO_BASE_URL: 'ftp://x',
+          GEO_LOG_LEVEL: 'loud',
+        },
+      }),
+    );
+    expect(problems).toHaveLength(7);
+    expect(problems.join('\n')).toMatch(/GEO_CONCURRENCY: expected an integer/);
+    expect(problems.join('\n')).toMatch(/GEO_REQUESTS_PER_SECOND \(requestsPerSecond\): .*>=\s*1/);
+    expect(problems.join('\n')).toMatch(
+      /GEO_WAREHOUSE \(warehouse\): expected duckdb:<file path> or a postgres:\/\/ URL/,
+    );
+    expect(problems.join('\n')).toMatch(/GEO_CUSTOMERS: expected comma-separated page project IDs/);
+    expect(problems.join('\n')).toMatch(/GEO_ENRICH_FINANCE: expected true or false/);
+    expect(problems.join('\n')).toMatch(/GEO_BASE_URL \(baseUrl\): expected an http\(s\) URL/);
+    expect(problems.join('\n')).toMatch(/GEO_LOG_LEVEL \(logLevel\)/);
+  });
+
+  it('file problems name the key; unknown keys are refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'geo-config-'));
+    const file = join(dir, 'c.json');
+    writeFileSync(file, JSON.stringify({ concurency: 4, lookbackDays: -1 }));
+    const problems = problemsOf(() => loadConfig({ env: {}, file }));
+    expect(problems.some((p) => p.includes('concurency'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('GEO_LOOKBACK_DAYS (lookbackDays)'))).toBe(true);
+    writeFileSync(file, '{ not json');
+    expect(problemsOf(() => loadConfig({ env: {}, file }))[0]).toMatch(/^config file .*c\.json: /);
+  });
+
+  it('email without password is one clear problem', () => {
+    expect(problemsOf(() => loadConfig({ env: { GEO_EMAIL: 'a@b.c' } }))).toEqual([
+      'GEO_PASSWORD (password): required when GEO_EMAIL is set',
+    ]);
+  });
+
+  it('never echoes secrets', () => {
+    const c = loadConfig({
+      env: { GEO_API_KEY: 'sk-very-secret', GEO_WAREHOUSE: 'postgres://u:pw-secret@h:5432/db' },
+    });
+    const text = JSON.stringify(redactedConfig(c));
+    expect(text).not.toContain('sk-very-secret');
+    expect(text).not.toContain('pw-secret');
+    expect(maskUrlPassword('postgresql://geo:s3cr3t@db:5432/geo')).toBe('postgresql://geo:***@db:5432/geo');
+  });
+});
