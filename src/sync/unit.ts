@@ -136,5 +136,6 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<UnitOutcome>
       log.debug({ err: listed }, 'task/prompts cross-check unavailable');
     }
   }
+  log.info({ executions: seen.size }, 'unit done');
   return { status: 'done', executions: seen.size };
 }

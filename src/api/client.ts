@@ -1,0 +1,615 @@
+/**
+ * GeoClient: one typed method per endpoint of the spec (the 26 keys of ENDPOINTS), parameters named
+ * as the spec names them. Every method checks its parameters with the zod schema of endpoints.ts
+ * before anything is sent, and validates the answer the moment it arrives (decode.ts). Retries,
+ * rate control and transport live in their own modules; this file only says, per endpoint, what
+ * to send and how to read what comes back.
+ *
+ * Paged endpoints have three readers:
+ * - `client.taskResults({ task_id, date, page })`: one page, `Page<T>`;
+ * - `client.pages.taskResults({ task_id, date })`: every page, `AsyncIterable<Page<T>>`;
+ * - `client.all.taskResults({ task_id, date })`: every item of every page, `AsyncIterable<T>`.
+ * Without `per_page` (`limit` for legacy sources) all three ask for the maximum the spec allows,
+ * so page N means the same thing in each and a day costs the fewest requests.
+ */
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { registerSecret, silentLogger } from '../log.ts';
+import { Credentials, type AuthOptions } from './auth.ts';
+import {
+  decodeBody,
+  decodeItems,
+  describeIssues,
+  type DecodeContext,
+  type RejectedRecord,
+} from './decode.ts';
+import { ENDPOINTS, endpointId, type EndpointName, Params } from './endpoints.ts';
+import { InvalidParamsError } from './errors.ts';
+import {
+  type ClientStats,
+  type Clock,
+  emptyStats,
+  Executor,
+  realClock,
+  type RetryOptions,
+} from './executor.ts';
+import {
+  type FetchedPage,
+  type ItemReaders,
+  itemsOf,
+  type LegacySearchesPage,
+  type Page,
+  type PageReaders,
+  paginate,
+  type ProductsPage,
+} from './paging.ts';
+import { RequestQueue } from './request-queue.ts';
+import { Balance, Deduction, LoginData, User } from './schemas/account.ts';
+import { SiteDiagnosis } from './schemas/diagnosis.ts';
+import { envelope, MessageOnly, PageObject } from './schemas/envelope.ts';
+import {
+  MonitoringTask,
+  PlatformTask,
+  ProductCard,
+  ProductsBody,
+  PromptExecution,
+  PromptResult,
+  PromptResultItem,
+  Screenshot,
+  Source,
+} from './schemas/hierarchical.ts';
+import {
+  LegacyCreated,
+  LegacyDailyItem,
+  LegacyMonitoringTask,
+  LegacyMonitoringTaskDetail,
+  LegacyResult,
+  LegacyScreenshot,
+  LegacySearchesBody,
+  LegacySource,
+  LegacyTaskDetail,
+} from './schemas/legacy.ts';
+import { Transport } from './transport.ts';
+
+export type { AuthOptions } from './auth.ts';
+export type { RejectedRecord } from './decode.ts';
+export type { ClientStats, EndpointStats, RetryOptions, Clock } from './executor.ts';
+export type { Page, ProductsPage, LegacySearchesPage, LegacyPagination } from './paging.ts';
+
+export interface GeoClientOptions {
+  /** The API's base address; a path in it prefixes every endpoint path. */
+  baseUrl: string;
+  auth: AuthOptions;
+  /** Used instead of the client's own undici Pool when given (e.g. a MockAgent). */
+  dispatcher?: Dispatcher;
+  /** Share one per process: the rate limit is the key's. @default a new RequestQueue() */
+  queue?: RequestQueue;
+  /** Per attempt, headers and body. @default 30000 */
+  timeoutMs?: number;
+  retry?: RetryOptions;
+  /** Receives list items that failed validation; without it such an item fails the call. */
+  onReject?: (r: RejectedRecord) => void;
+  logger?: Logger;
+  /** @default "geo-sync" */
+  userAgent?: string;
+  /** More pages than this in one paged read is a loop. @default 10000 */
+  maxPages?: number;
+  /** Tests: time and sleeping. @default the real clock */
+  clock?: Clock;
+  /** Tests: the jitter source in [0, 1). @default Math.random */
+  random?: () => number;
+}
+
+/** Parameters of each method, as the caller writes them (the spec's snake_case names). */
+type In<K extends keyof typeof Params> = z.input<(typeof Params)[K]>;
+
+export type LoginParams = In<'login'>;
+export type CustomerProjectsParams = In<'customerProjects'>;
+export type TaskResultsParams = In<'taskResults'>;
+export type PromptSearchesParams = In<'promptSearches'>;
+export type PromptProductsParams = In<'promptProducts'>;
+export type LegacyCreateParams = In<'legacyCreate'>;
+export type LegacyEditParams = In<'legacyEdit'>;
+export type LegacyProjectListParams = In<'legacyProjectList'>;
+export type LegacyTaskSearchesParams = In<'legacyTaskSearches'>;
+export type DeductionDetailsParams = In<'deductionDetails'>;
+
+/**
+ * What `login()` returns: the token type and the user. The token stays inside the client, and
+ * fields the spec does not name are left out too (they could hold another credential).
+ */
+export interface LoginResult {
+  token_type: string;
+  user: LoginData['user'];
+}
+
+/** Largest page sizes the spec allows (section 8); 100 where it names no maximum. */
+export const MAX_PAGE_SIZE = {
+  customerProjects: 100,
+  taskResults: 100,
+  promptSearches: 1000,
+  promptProducts: 100,
+  legacyProjectList: 100,
+  legacyTaskSearches: 1000,
+  deductionDetails: 100,
+} as const;
+
+const PageEnvelope = envelope(PageObject);
+const ListEnvelope = envelope(PageObject.shape.data);
+
+/** Decoders of every response shape, their schemas built once. */
+const DECODE = {
+  login: single(LoginData),
+  user: single(User),
+  diagnosis: single(SiteDiagnosis),
+  platformTask: single(PlatformTask),
+  platformTasks: listOf(PlatformTask),
+  execution: single(PromptExecution),
+  executions: listOf(PromptExecution),
+  promptResult: single(PromptResult),
+  screenshot: single(Screenshot),
+  monitoringTaskPage: pageOf(MonitoringTask),
+  resultPage: pageOf(PromptResultItem),
+  sourcePage: pageOf(Source),
+  legacyCreated: single(LegacyCreated),
+  legacyProjectPage: pageOf(LegacyMonitoringTask),
+  legacyProjectDetail: single(LegacyMonitoringTaskDetail),
+  legacyDailyItems: listOf(LegacyDailyItem),
+  legacyTaskDetail: single(LegacyTaskDetail),
+  legacyResult: single(LegacyResult),
+  legacyScreenshot: single(LegacyScreenshot),
+  balance: single(Balance),
+  deductionPage: pageOf(Deduction),
+};
+
+export class GeoClient {
+  /** Counters: HTTP attempts, retries, 429s, failures, per endpoint and per error code. */
+  readonly stats: ClientStats = emptyStats();
+  /** The rate-controlled queue every request of this client goes through. */
+  readonly queue: RequestQueue;
+  /** Every page of a paged endpoint: `for await (const page of client.pages.taskResults(p))`. */
+  readonly pages: PageReaders;
+  /** Every item of every page: `for await (const row of client.all.taskResults(p))`. */
+  readonly all: ItemReaders;
+
+  readonly #credentials: Credentials;
+  readonly #transport: Transport;
+  readonly #executor: Executor;
+  readonly #maxPages: number | undefined;
+
+  constructor(opts: GeoClientOptions) {
+    this.#credentials = new Credentials(opts.auth);
+    for (const s of this.#credentials.secrets()) registerSecret(s);
+    this.queue = opts.queue ?? new RequestQueue();
+    this.#transport = new Transport({
+      baseUrl: opts.baseUrl,
+      dispatcher: opts.dispatcher,
+      connections: this.queue.maxConcurrency,
+    });
+    this.#maxPages = opts.maxPages;
+    this.#executor = new Executor({
+      transport: this.#transport,
+      queue: this.queue,
+      logger: opts.logger ?? silentLogger,
+      clock: opts.clock ?? realClock,
+      random: opts.random ?? Math.random,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      retry: {
+        maxAttempts: opts.retry?.maxAttempts ?? 6,
+        baseDelayMs: opts.retry?.baseDelayMs ?? 250,
+        maxDelayMs: opts.retry?.maxDelayMs ?? 30_000,
+        maxRetryAfterMs: opts.retry?.maxRetryAfterMs ?? 300_000,
+      },
+      userAgent: opts.userAgent ?? 'geo-sync',
+      stats: this.stats,
+      onReject: opts.onReject,
+      scrub: (t) => this.#credentials.scrub(t),
+      bearer: () => this.#credentials.bearer(() => this.login().then(() => undefined)),
+    });
+    this.pages = this.#pageReaders();
+    this.all = this.#itemReaders(this.pages);
+  }
+
+  /** Closes the client's own connection pool (an injected dispatcher is left to its owner). */
+  close(): Promise<void> {
+    return this.#transport.close();
+  }
+
+  // ---- 4.1 Authentication --------------------------------------------------------------------
+
+  /**
+   * POST auth/login (no Authorization header). Uses `params`, else the e-mail and password of
+   * the options. The token is kept in memory for the following requests and not returned.
+   */
+  async login(params?: LoginParams): Promise<LoginResult> {
+    const given = params ?? this.#credentials.loginBody();
+    const shown = { email: given?.email };
+    if (!given) {
+      throw this.#refuse('login', shown, 'email and password: required (the client was not given them)');
+    }
+    const body = this.#check('login', Params.login, given, shown);
+    registerSecret(body.password);
+    const data = await this.#executor.call({
+      name: 'login',
+      shownParams: shown,
+      path: ENDPOINTS.login.path,
+      body,
+      redact: (raw) => this.#credentials.redact(raw),
+      decode: (b, _res, ctx) => DECODE.login(b, ctx),
+    });
+    this.#credentials.setLoginToken(data.token, body.password);
+    registerSecret(data.token);
+    return { token_type: data.token_type, user: data.user };
+  }
+
+  /** GET auth/user. */
+  async user(): Promise<User> {
+    return this.#get('user', Params.none, {}, DECODE.user);
+  }
+
+  /**
+   * POST auth/logout: revokes the token in use and forgets it. With login auth and no token yet,
+   * does nothing (it would not log in just to log out). Returns the server's message.
+   */
+  async logout(): Promise<string | undefined> {
+    if (this.#credentials.kind === 'login' && !this.#credentials.hasBearer) return undefined;
+    const message = await this.#executor.call({
+      name: 'logout',
+      shownParams: {},
+      path: ENDPOINTS.logout.path,
+      allowEmptyBody: true,
+      decode: (b, _res, ctx) => decodeBody(MessageOnly, b, ctx).message,
+    });
+    this.#credentials.forgetRevoked();
+    return message;
+  }
+
+  // ---- 4.2 Site diagnosis --------------------------------------------------------------------
+
+  /**
+   * POST projects/{project_id}/site-diagnosis with `{}` or `{"force_refresh":true}`.
+   * `httpStatus` is 202 when a new diagnosis was created, 200 when one was reused.
+   */
+  async startSiteDiagnosis(
+    params: In<'siteDiagnosisPost'>,
+  ): Promise<{ httpStatus: 200 | 202; diagnosis: SiteDiagnosis }> {
+    const p = this.#check('startSiteDiagnosis', Params.siteDiagnosisPost, params);
+    return this.#executor.call({
+      name: 'startSiteDiagnosis',
+      shownParams: p,
+      path: fillPath(ENDPOINTS.startSiteDiagnosis.path, p),
+      body: p.force_refresh ? { force_refresh: true } : {},
+      decode: (b, res, ctx) => ({
+        httpStatus: res.status === 202 ? 202 : 200,
+        diagnosis: DECODE.diagnosis(b, ctx),
+      }),
+    });
+  }
+
+  /** GET projects/{project_id}/site-diagnosis: the latest diagnosis (never starts one). */
+  async getSiteDiagnosis(params: In<'siteDiagnosisGet'>): Promise<SiteDiagnosis> {
+    return this.#get('getSiteDiagnosis', Params.siteDiagnosisGet, params, DECODE.diagnosis);
+  }
+
+  // ---- 4.3 Hierarchical reads ----------------------------------------------------------------
+
+  /** GET geo/customer/projects: one page of a page project's monitoring tasks. */
+  async customerProjects(params: In<'customerProjects'>): Promise<Page<MonitoringTask>> {
+    return (await this.#customerProjects(params)).page;
+  }
+
+  /** GET geo/project/tasks: every platform task of a monitoring task (not paged). */
+  async projectTasks(params: In<'projectTasks'>): Promise<PlatformTask[]> {
+    return this.#get('projectTasks', Params.projectTasks, params, DECODE.platformTasks);
+  }
+
+  /** GET geo/task/info: one platform task. */
+  async taskInfo(params: In<'taskInfo'>): Promise<PlatformTask> {
+    return this.#get('taskInfo', Params.taskInfo, params, DECODE.platformTask);
+  }
+
+  /** GET geo/task/prompts: every execution of a platform task on a day (not paged). */
+  async taskPrompts(params: In<'taskPrompts'>): Promise<PromptExecution[]> {
+    return this.#get('taskPrompts', Params.taskPrompts, params, DECODE.executions);
+  }
+
+  /** GET geo/task/results: one page of a platform task's results on a day. */
+  async taskResults(params: In<'taskResults'>): Promise<Page<PromptResultItem>> {
+    return (await this.#taskResults(params)).page;
+  }
+
+  /** GET geo/prompt/detail. */
+  async promptDetail(params: In<'promptTaskId'>): Promise<PromptExecution> {
+    return this.#get('promptDetail', Params.promptTaskId, params, DECODE.execution);
+  }
+
+  /** GET geo/prompt/result. */
+  async promptResult(params: In<'promptTaskId'>): Promise<PromptResult> {
+    return this.#get('promptResult', Params.promptTaskId, params, DECODE.promptResult);
+  }
+
+  /** GET geo/prompt/searches: one page of an execution's sources. */
+  async promptSearches(params: In<'promptSearches'>): Promise<Page<Source>> {
+    return (await this.#promptSearches(params)).page;
+  }
+
+  /** GET geo/prompt/screenshot. */
+  async promptScreenshot(params: In<'promptTaskId'>): Promise<Screenshot> {
+    return this.#get('promptScreenshot', Params.promptTaskId, params, DECODE.screenshot);
+  }
+
+  /** GET geo/prompt/products: one page of an execution's product cards, with card-set metadata. */
+  async promptProducts(params: In<'promptProducts'>): Promise<ProductsPage> {
+    return (await this.#promptProducts(params)).page;
+  }
+
+  // ---- 4.4 Legacy compatibility --------------------------------------------------------------
+
+  /** POST geo/project/create. Never retried after the server may have acted (no duplicate tasks). */
+  async legacyProjectCreate(params: In<'legacyCreate'>): Promise<LegacyCreated> {
+    const p = this.#check('legacyProjectCreate', Params.legacyCreate, params);
+    return this.#executor.call({
+      name: 'legacyProjectCreate',
+      shownParams: p,
+      path: ENDPOINTS.legacyProjectCreate.path,
+      body: p,
+      decode: (b, _res, ctx) => DECODE.legacyCreated(b, ctx),
+    });
+  }
+
+  /** POST geo/project/edit; returns the server's message. */
+  async legacyProjectEdit(params: In<'legacyEdit'>): Promise<string | undefined> {
+    const p = this.#check('legacyProjectEdit', Params.legacyEdit, params);
+    return this.#executor.call({
+      name: 'legacyProjectEdit',
+      shownParams: p,
+      path: ENDPOINTS.legacyProjectEdit.path,
+      body: p,
+      allowEmptyBody: true,
+      decode: (b, _res, ctx) => decodeBody(MessageOnly, b, ctx).message,
+    });
+  }
+
+  /** GET geo/project/list: one page of legacy monitoring tasks. */
+  async legacyProjectList(params: In<'legacyProjectList'> = {}): Promise<Page<LegacyMonitoringTask>> {
+    return (await this.#legacyProjectList(params)).page;
+  }
+
+  /** GET geo/project/detail. */
+  async legacyProjectDetail(params: In<'legacyProjectDetail'>): Promise<LegacyMonitoringTaskDetail> {
+    return this.#get('legacyProjectDetail', Params.legacyProjectDetail, params, DECODE.legacyProjectDetail);
+  }
+
+  /** GET geo/task/list: the legacy daily list of a platform task (default day: today). */
+  async legacyTaskList(params: In<'legacyTaskList'>): Promise<LegacyDailyItem[]> {
+    return this.#get('legacyTaskList', Params.legacyTaskList, params, DECODE.legacyDailyItems);
+  }
+
+  /** GET geo/task/detail (`task_id` is a prompt execution ID). */
+  async legacyTaskDetail(params: In<'legacyTaskId'>): Promise<LegacyTaskDetail> {
+    return this.#get('legacyTaskDetail', Params.legacyTaskId, params, DECODE.legacyTaskDetail);
+  }
+
+  /** GET geo/task/result (`with_products: 1` adds `products`). */
+  async legacyTaskResult(params: In<'legacyTaskResult'>): Promise<LegacyResult> {
+    return this.#get('legacyTaskResult', Params.legacyTaskResult, params, DECODE.legacyResult);
+  }
+
+  /** GET geo/task/screenshot. */
+  async legacyTaskScreenshot(params: In<'legacyTaskId'>): Promise<LegacyScreenshot> {
+    return this.#get('legacyTaskScreenshot', Params.legacyTaskId, params, DECODE.legacyScreenshot);
+  }
+
+  /**
+   * GET geo/task/searches: legacy sources. `pagination` comes back only when `page` is sent;
+   * `limit` defaults to 1000 (the server's own default is 10, which silently cuts the list).
+   */
+  async legacyTaskSearches(params: In<'legacyTaskSearches'>): Promise<LegacySearchesPage> {
+    return (await this.#legacyTaskSearches(params)).page;
+  }
+
+  // ---- 4.5 Finance ---------------------------------------------------------------------------
+
+  /** GET finance/balance. */
+  async balance(): Promise<Balance> {
+    return this.#get('balance', Params.none, {}, DECODE.balance);
+  }
+
+  /** GET finance/deduction/details: one page of deduction records. */
+  async deductionDetails(params: In<'deductionDetails'> = {}): Promise<Page<Deduction>> {
+    return (await this.#deductionDetails(params)).page;
+  }
+
+  // ---- paged fetchers: one page plus what the paginator needs --------------------------------
+
+  #customerProjects(params: In<'customerProjects'>): Promise<FetchedPage<Page<MonitoringTask>>> {
+    const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.customerProjects };
+    return this.#get('customerProjects', Params.customerProjects, withSize, DECODE.monitoringTaskPage);
+  }
+
+  #taskResults(params: In<'taskResults'>): Promise<FetchedPage<Page<PromptResultItem>>> {
+    const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.taskResults };
+    return this.#get('taskResults', Params.taskResults, withSize, DECODE.resultPage);
+  }
+
+  #promptSearches(params: In<'promptSearches'>): Promise<FetchedPage<Page<Source>>> {
+    const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.promptSearches };
+    return this.#get('promptSearches', Params.promptSearches, withSize, DECODE.sourcePage);
+  }
+
+  #promptProducts(params: In<'promptProducts'>): Promise<FetchedPage<ProductsPage>> {
+    const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.promptProducts };
+    return this.#get('promptProducts', Params.promptProducts, withSize, (b, ctx) => {
+      const body = decodeBody(ProductsBody, b, ctx);
+      const d = body.data;
+      // Spec 2.8 lists field_order, field_labels, supported and result_status in the table of
+      // `data.products` but without the `data.` prefix: inside `data` and beside it are both
+      // honest readings, so both are accepted; `data` wins when a server sends both.
+      const page: ProductsPage = {
+        items: decodeItems(ProductCard, d.products, 'data.products', ctx),
+        current_page: d.current_page,
+        last_page: d.last_page,
+        total: d.total,
+        per_page: d.per_page,
+        field_order: d.field_order ?? body.field_order,
+        field_labels: d.field_labels ?? body.field_labels,
+        supported: d.supported ?? body.supported,
+        result_status: d.result_status ?? body.result_status,
+      };
+      return { page, rawItems: d.products, meta: { current_page: d.current_page, last_page: d.last_page } };
+    });
+  }
+
+  #legacyProjectList(params: In<'legacyProjectList'>): Promise<FetchedPage<Page<LegacyMonitoringTask>>> {
+    const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.legacyProjectList };
+    return this.#get('legacyProjectList', Params.legacyProjectList, withSize, DECODE.legacyProjectPage);
+  }
+
+  #legacyTaskSearches(params: In<'legacyTaskSearches'>): Promise<FetchedPage<LegacySearchesPage>> {
+    const withSize = { ...params, limit: params.limit ?? MAX_PAGE_SIZE.legacyTaskSearches };
+    return this.#get('legacyTaskSearches', Params.legacyTaskSearches, withSize, (b, ctx) => {
+      const body = decodeBody(LegacySearchesBody, b, ctx);
+      const items = decodeItems(LegacySource, body.data, 'data', ctx);
+      const pagination = body.pagination;
+      const page: LegacySearchesPage = pagination ? { items, pagination } : { items };
+      return {
+        page,
+        rawItems: body.data,
+        meta: pagination
+          ? { current_page: pagination.current_page, last_page: pagination.last_page }
+          : undefined,
+      };
+    });
+  }
+
+  #deductionDetails(params: In<'deductionDetails'>): Promise<FetchedPage<Page<Deduction>>> {
+    const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.deductionDetails };
+    return this.#get('deductionDetails', Params.deductionDetails, withSize, DECODE.deductionPage);
+  }
+
+  #pageReaders(): PageReaders {
+    const read = <Pm extends { page?: number | undefined }, P>(
+      name: keyof typeof MAX_PAGE_SIZE,
+      fetch: (p: Pm) => Promise<FetchedPage<P>>,
+      params: Pm,
+      pageSize: number | undefined,
+    ): AsyncIterable<P> =>
+      paginate((page) => fetch({ ...params, page }), {
+        endpoint: endpointId(name),
+        params: params as Record<string, unknown>,
+        startPage: params.page ?? 1,
+        pageSize: pageSize ?? MAX_PAGE_SIZE[name],
+        ...(this.#maxPages !== undefined ? { maxPages: this.#maxPages } : {}),
+      });
+    return {
+      customerProjects: (p) => read('customerProjects', (q) => this.#customerProjects(q), p, p.per_page),
+      taskResults: (p) => read('taskResults', (q) => this.#taskResults(q), p, p.per_page),
+      promptSearches: (p) => read('promptSearches', (q) => this.#promptSearches(q), p, p.per_page),
+      promptProducts: (p) => read('promptProducts', (q) => this.#promptProducts(q), p, p.per_page),
+      legacyProjectList: (p = {}) =>
+        read('legacyProjectList', (q) => this.#legacyProjectList(q), p, p.per_page),
+      legacyTaskSearches: (p) => read('legacyTaskSearches', (q) => this.#legacyTaskSearches(q), p, p.limit),
+      deductionDetails: (p = {}) => read('deductionDetails', (q) => this.#deductionDetails(q), p, p.per_page),
+    };
+  }
+
+  #itemReaders(pages: PageReaders): ItemReaders {
+    return {
+      customerProjects: (p) => itemsOf(pages.customerProjects(p)),
+      taskResults: (p) => itemsOf(pages.taskResults(p)),
+      promptSearches: (p) => itemsOf(pages.promptSearches(p)),
+      promptProducts: (p) => itemsOf(pages.promptProducts(p)),
+      legacyProjectList: (p) => itemsOf(pages.legacyProjectList(p)),
+      legacyTaskSearches: (p) => itemsOf(pages.legacyTaskSearches(p)),
+      deductionDetails: (p) => itemsOf(pages.deductionDetails(p)),
+    };
+  }
+
+  // ---- plumbing ------------------------------------------------------------------------------
+
+  /** A GET: parameters checked, path parameters filled, the rest sent as the query string. */
+  async #get<K extends keyof typeof Params, T>(
+    name: EndpointName,
+    schema: (typeof Params)[K],
+    params: unknown,
+    decode: (body: unknown, ctx: DecodeContext) => T,
+  ): Promise<T> {
+    const p = this.#check(name, schema, params) as Record<string, unknown>;
+    return this.#executor.call({
+      name,
+      shownParams: p,
+      path: withQuery(fillPath(ENDPOINTS[name].path, p), p, ENDPOINTS[name].path),
+      decode: (b, _res, ctx) => decode(b, ctx),
+    });
+  }
+
+  /** Parameters checked before anything is sent: InvalidParamsError lists every problem. */
+  #check<S extends z.ZodType>(
+    name: EndpointName,
+    schema: S,
+    params: unknown,
+    shown?: Record<string, unknown>,
+  ): z.output<S> {
+    const r = schema.safeParse(params ?? {});
+    if (r.success) return r.data;
+    throw this.#refuse(name, shown ?? (isRecord(params) ? params : {}), describeIssues(r.error));
+  }
+
+  #refuse(name: EndpointName, shown: Record<string, unknown>, problems: string): InvalidParamsError {
+    this.stats.failures++;
+    this.stats.errorsByCode.INVALID_PARAMS = (this.stats.errorsByCode.INVALID_PARAMS ?? 0) + 1;
+    return new InvalidParamsError({ endpoint: endpointId(name), params: shown, problems, attempts: 0 });
+  }
+}
+
+/** `{ success, data: { current_page, data: [...], ... } }` with the items checked one by one. */
+function pageOf<S extends z.ZodType>(item: S) {
+  return (b: unknown, ctx: DecodeContext): FetchedPage<Page<z.output<S>>> => {
+    const d = decodeBody(PageEnvelope, b, ctx).data;
+    return {
+      page: {
+        items: decodeItems(item, d.data, 'data.data', ctx),
+        current_page: d.current_page,
+        last_page: d.last_page,
+        total: d.total,
+        per_page: d.per_page,
+      },
+      rawItems: d.data,
+      meta: { current_page: d.current_page, last_page: d.last_page },
+    };
+  };
+}
+
+/** `{ success, data: {...} }`: one object. */
+function single<S extends z.ZodType>(schema: S) {
+  const body = envelope(schema);
+  // The envelope's generic `data` loses its link to S in the checker; the schema guarantees it.
+  return (b: unknown, ctx: DecodeContext): z.output<S> => decodeBody(body, b, ctx).data as z.output<S>;
+}
+
+/** `{ success, data: [...] }` (a full, unpaged array) with the items checked one by one. */
+function listOf<S extends z.ZodType>(item: S) {
+  return (b: unknown, ctx: DecodeContext): z.output<S>[] =>
+    decodeItems(item, decodeBody(ListEnvelope, b, ctx).data, 'data', ctx);
+}
+
+/** `/api/v2/projects/{project_id}/site-diagnosis` with `{project_id}` filled in. */
+function fillPath(template: string, params: Readonly<Record<string, unknown>>): string {
+  return template.replace(/\{(\w+)\}/g, (_, key: string) => encodeURIComponent(String(params[key])));
+}
+
+/** Appends the parameters that are not path parameters of `template` as the query string. */
+function withQuery(path: string, params: Readonly<Record<string, unknown>>, template: string): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || template.includes(`{${k}}`)) continue;
+    q.append(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

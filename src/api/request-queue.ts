@@ -1,0 +1,298 @@
+/**
+ * One rate-controlled request queue per process. Rate limits belong to the API key, not to a
+ * client object or an endpoint, so every request of the process should pass through the same
+ * queue: share one instance between clients.
+ *
+ * Three limits apply to the start of each request:
+ * 1. p-queue's `concurrency`: requests in flight at once (changed at runtime by AIMD).
+ * 2. p-queue's `intervalCap`/`interval` in strict (sliding window) mode: at most the configured
+ *    `requestsPerSecond` starts in any rolling interval. This is the hard ceiling.
+ * 3. An AIMD gate below that ceiling: p-queue 9 cannot change `intervalCap` after construction,
+ *    so the lowered rate after a 429 is enforced here, by the same sliding-window count, and the
+ *    gate also holds requests while the queue is paused for a `Retry-After`.
+ *
+ * AIMD (additive increase, multiplicative decrease, as TCP does): a 429 halves the effective
+ * concurrency and rate (floors of 1); each run of `successesPerIncrease` successes raises them by
+ * one step back towards the configured maxima. Rate limits are unknown (spec 8), so the defaults
+ * are polite and the queue finds the real limit by itself.
+ */
+import PQueue from 'p-queue';
+
+export interface RequestQueueOptions {
+  /**
+   * Requests in flight at once, at most. AIMD lowers the effective value after a 429 and brings
+   * it back to this maximum.
+   * @default 8
+   * @example new RequestQueue({ concurrency: 16 })
+   */
+  readonly concurrency?: number;
+  /**
+   * Requests started per second, at most (a sliding window: never more than this many starts in
+   * any rolling second). AIMD lowers the effective value after a 429.
+   * @default 20
+   * @example new RequestQueue({ requestsPerSecond: 50 })
+   */
+  readonly requestsPerSecond?: number;
+  /**
+   * The length of the rate window, ms; `requestsPerSecond` is scaled to it
+   * (`max(1, round(requestsPerSecond * intervalMs / 1000))` starts per window). A shorter window
+   * spreads starts more evenly; tests use it to measure rates quickly.
+   * @default 1000
+   */
+  readonly intervalMs?: number;
+  /**
+   * Factor applied to the effective concurrency and rate on a 429.
+   * @default 0.5
+   */
+  readonly decreaseFactor?: number;
+  /**
+   * After a decrease, further 429s within this many ms do not decrease again: the requests that
+   * were already in flight when the limit hit all report it, and that is one signal, not many.
+   * @default intervalMs
+   */
+  readonly decreaseCooldownMs?: number;
+  /**
+   * Successes (since the last change) that earn one additive step back towards the maxima: +1
+   * concurrency and +max(1, requestsPerSecond / 10) rate.
+   * @default 10
+   */
+  readonly successesPerIncrease?: number;
+}
+
+export interface RequestQueueStats {
+  /** Effective concurrency now (AIMD), at most `maxConcurrency`. */
+  concurrency: number;
+  /** Effective requests per second now (AIMD), at most `maxRequestsPerSecond`. */
+  requestsPerSecond: number;
+  maxConcurrency: number;
+  maxRequestsPerSecond: number;
+  /** Times the whole queue was paused for a `Retry-After`. */
+  pauses: number;
+  /** 429s reported to the queue. */
+  rateLimitSignals: number;
+  /** Multiplicative decreases applied (429s inside the cooldown do not count). */
+  decreases: number;
+  /** Additive increases applied. */
+  increases: number;
+  /** Tasks started (passed every limit) so far. */
+  started: number;
+  /** Tasks running now. */
+  running: number;
+  /** Tasks waiting for a slot. */
+  waiting: number;
+  /** Epoch ms until which the queue is paused, or 0. */
+  pausedUntil: number;
+}
+
+export interface RunOptions {
+  /** Higher runs first among waiting tasks; the client gives retries 1 so they are not starved. */
+  readonly priority?: number;
+  readonly signal?: AbortSignal;
+}
+
+const DEFAULTS = {
+  concurrency: 8,
+  requestsPerSecond: 20,
+  intervalMs: 1000,
+  decreaseFactor: 0.5,
+  successesPerIncrease: 10,
+} as const;
+
+export class RequestQueue {
+  readonly maxConcurrency: number;
+  readonly maxRequestsPerSecond: number;
+  readonly intervalMs: number;
+  readonly #queue: PQueue;
+  readonly #decreaseFactor: number;
+  readonly #decreaseCooldownMs: number;
+  readonly #successesPerIncrease: number;
+  readonly #rateStep: number;
+  #rate: number;
+  /** Start times inside the current window, oldest first (the AIMD gate's sliding window). */
+  #starts: number[] = [];
+  #pausedUntil = 0;
+  #resumeTimer: NodeJS.Timeout | undefined;
+  #lastDecreaseAt = Number.NEGATIVE_INFINITY;
+  #successesSinceChange = 0;
+  #counters = { pauses: 0, rateLimitSignals: 0, decreases: 0, increases: 0, started: 0 };
+
+  constructor(opts: RequestQueueOptions = {}) {
+    this.maxConcurrency = positiveInt('concurrency', opts.concurrency ?? DEFAULTS.concurrency);
+    this.maxRequestsPerSecond = positiveNumber(
+      'requestsPerSecond',
+      opts.requestsPerSecond ?? DEFAULTS.requestsPerSecond,
+    );
+    this.intervalMs = positiveNumber('intervalMs', opts.intervalMs ?? DEFAULTS.intervalMs);
+    this.#decreaseFactor = opts.decreaseFactor ?? DEFAULTS.decreaseFactor;
+    if (!(this.#decreaseFactor > 0 && this.#decreaseFactor < 1)) {
+      throw new RangeError(`decreaseFactor: expected a number between 0 and 1, got ${this.#decreaseFactor}`);
+    }
+    this.#decreaseCooldownMs = opts.decreaseCooldownMs ?? this.intervalMs;
+    this.#successesPerIncrease = positiveInt(
+      'successesPerIncrease',
+      opts.successesPerIncrease ?? DEFAULTS.successesPerIncrease,
+    );
+    this.#rateStep = Math.max(1, this.maxRequestsPerSecond / 10);
+    this.#rate = this.maxRequestsPerSecond;
+    this.#queue = new PQueue({
+      concurrency: this.maxConcurrency,
+      intervalCap: this.#capFor(this.maxRequestsPerSecond),
+      interval: this.intervalMs,
+      strict: true,
+    });
+  }
+
+  /** Effective concurrency now. */
+  get concurrency(): number {
+    return this.#queue.concurrency;
+  }
+
+  /** Effective requests per second now. */
+  get requestsPerSecond(): number {
+    return this.#rate;
+  }
+
+  get stats(): RequestQueueStats {
+    return {
+      concurrency: this.concurrency,
+      requestsPerSecond: this.#rate,
+      maxConcurrency: this.maxConcurrency,
+      maxRequestsPerSecond: this.maxRequestsPerSecond,
+      ...this.#counters,
+      running: this.#queue.pending,
+      waiting: this.#queue.size,
+      pausedUntil: this.#pausedUntil > Date.now() ? this.#pausedUntil : 0,
+    };
+  }
+
+  /** Runs `task` once every limit allows it to start; resolves or rejects with its result. */
+  run<T>(task: () => Promise<T>, opts: RunOptions = {}): Promise<T> {
+    return this.#queue.add(
+      async () => {
+        await this.#awaitStartSlot();
+        this.#counters.started++;
+        return task();
+      },
+      { priority: opts.priority ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) },
+    );
+  }
+
+  /** A request succeeded: one step closer to the next additive increase. */
+  reportSuccess(): void {
+    if (this.concurrency >= this.maxConcurrency && this.#rate >= this.maxRequestsPerSecond) return;
+    this.#successesSinceChange++;
+    if (this.#successesSinceChange < this.#successesPerIncrease) return;
+    this.#successesSinceChange = 0;
+    this.#queue.concurrency = Math.min(this.maxConcurrency, this.concurrency + 1);
+    this.#rate = Math.min(this.maxRequestsPerSecond, this.#rate + this.#rateStep);
+    this.#counters.increases++;
+  }
+
+  /**
+   * A request got 429. With a `Retry-After`, the whole queue pauses until then (the limit is the
+   * key's, so every request would get the same answer). Either way the effective concurrency and
+   * rate are decreased, once per cooldown.
+   */
+  reportRateLimited(retryAfterMs?: number): void {
+    this.#counters.rateLimitSignals++;
+    const now = Date.now();
+    if (retryAfterMs !== undefined && retryAfterMs > 0) this.pauseFor(retryAfterMs);
+    if (now - this.#lastDecreaseAt < this.#decreaseCooldownMs) return;
+    this.#lastDecreaseAt = now;
+    this.#successesSinceChange = 0;
+    this.#queue.concurrency = Math.max(1, Math.floor(this.concurrency * this.#decreaseFactor));
+    this.#rate = Math.max(1, this.#rate * this.#decreaseFactor);
+    this.#counters.decreases++;
+  }
+
+  /** Stops starting requests for `ms` (extends, never shortens, a pause in force). */
+  pauseFor(ms: number): void {
+    const now = Date.now();
+    const until = now + ms;
+    if (until <= this.#pausedUntil) return;
+    if (this.#pausedUntil <= now) this.#counters.pauses++;
+    this.#pausedUntil = until;
+    this.#queue.pause();
+    if (this.#resumeTimer) clearTimeout(this.#resumeTimer);
+    this.#resumeTimer = setTimeout(() => {
+      this.#resumeTimer = undefined;
+      this.#queue.start();
+    }, until - now);
+  }
+
+  /** Resolves when nothing is waiting or running. */
+  onIdle(): Promise<void> {
+    return this.#queue.onIdle();
+  }
+
+  #capFor(rate: number): number {
+    return Math.max(1, Math.round((rate * this.intervalMs) / 1000));
+  }
+
+  /**
+   * Waits until the queue is not paused and the effective (AIMD) rate allows one more start in the
+   * sliding window, then records the start. The check and the record are synchronous, so tasks
+   * waiting here concurrently can never overshoot the count.
+   */
+  async #awaitStartSlot(): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      if (now < this.#pausedUntil) {
+        await sleep(this.#pausedUntil - now);
+        continue;
+      }
+      while (this.#starts.length > 0 && (this.#starts[0] as number) <= now - this.intervalMs)
+        this.#starts.shift();
+      const cap = this.#capFor(this.#rate);
+      if (this.#starts.length < cap) {
+        this.#starts.push(now);
+        return;
+      }
+      const oldest = this.#starts[this.#starts.length - cap] as number;
+      await sleep(Math.max(1, oldest + this.intervalMs - now));
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function positiveInt(name: string, v: number): number {
+  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name}: expected a positive integer, got ${v}`);
+  return v;
+}
+
+function positiveNumber(name: string, v: number): number {
+  if (!Number.isFinite(v) || v <= 0) throw new RangeError(`${name}: expected a positive number, got ${v}`);
+  return v;
+}
+
+/** The limits `queueOptionsFromEnv` accepts, the same as the config layer's. */
+const ENV_LIMITS = {
+  GEO_CONCURRENCY: { option: 'concurrency', max: 256 },
+  GEO_REQUESTS_PER_SECOND: { option: 'requestsPerSecond', max: 100_000 },
+} as const;
+
+/**
+ * Reads `GEO_CONCURRENCY` and `GEO_REQUESTS_PER_SECOND` (unset or empty: the default applies).
+ * Throws one error listing every bad variable by name, with the value it got.
+ */
+export function queueOptionsFromEnv(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Pick<RequestQueueOptions, 'concurrency' | 'requestsPerSecond'> {
+  const out: { concurrency?: number; requestsPerSecond?: number } = {};
+  const problems: string[] = [];
+  for (const [name, { option, max }] of Object.entries(ENV_LIMITS)) {
+    const text = env[name]?.trim();
+    if (text === undefined || text === '') continue;
+    const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < 1 || n > max) {
+      problems.push(`${name}: expected an integer from 1 to ${max}, got ${JSON.stringify(text)}`);
+    } else {
+      out[option] = n;
+    }
+  }
+  if (problems.length > 0) throw new RangeError(problems.join('\n'));
+  return out;
+}

@@ -1,0 +1,116 @@
+/**
+ * Wiring: the only place (with cli.ts) where config, logger, client, warehouse and the run meet.
+ * Everything else receives what it needs as arguments.
+ */
+import type { Logger } from 'pino';
+import { GeoClient, type RejectedRecord } from './api/client.ts';
+import { RequestQueue } from './api/request-queue.ts';
+import type { Config } from './config.ts';
+import { apiPortFromClient } from './extract/client-port.ts';
+import type { ApiPort } from './extract/port.ts';
+import { openWarehouse } from './load/index.ts';
+import type { Warehouse } from './load/warehouse.ts';
+import { registerSecret } from './log.ts';
+import { acquireLock, lockHolder } from './sync/lock.ts';
+import { runSync, type Progress, type RunOptions, type RunSummary } from './sync/run.ts';
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export interface Api {
+  client: GeoClient;
+  port: ApiPort;
+  /** Where quarantined list items go; a run rebinds it to its own run context. */
+  setRejectSink(sink: (r: RejectedRecord) => void): void;
+  close(): Promise<void>;
+}
+
+/** Registers every secret of the config with the log scrubber before anything logs. */
+export function registerConfigSecrets(config: Config): void {
+  registerSecret(config.apiKey);
+  registerSecret(config.password);
+  const m = /^[a-z][a-z0-9+.-]*:\/\/[^:/@]*:([^@/]*)@/i.exec(config.warehouse);
+  if (m?.[1]) registerSecret(decodeURIComponent(m[1]));
+}
+
+export function createApi(config: Config, logger: Logger): Api {
+  if (!config.baseUrl) {
+    throw new UsageError('GEO_BASE_URL (baseUrl): required, the API base URL (or try `npx geo-sync demo`)');
+  }
+  const auth = config.apiKey
+    ? { apiKey: config.apiKey }
+    : config.email && config.password
+      ? { email: config.email, password: config.password }
+      : null;
+  if (!auth) throw new UsageError('GEO_API_KEY (apiKey): required, or GEO_EMAIL and GEO_PASSWORD to log in');
+  let sink: (r: RejectedRecord) => void = (r) => logger.warn({ endpoint: r.endpoint, reason: r.reason }, 'record quarantined');
+  const queue = new RequestQueue({ concurrency: config.concurrency, requestsPerSecond: config.requestsPerSecond });
+  const client = new GeoClient({
+    baseUrl: config.baseUrl,
+    auth,
+    queue,
+    timeoutMs: config.timeoutMs,
+    retry: { maxAttempts: config.maxAttempts, baseDelayMs: config.retryBaseDelayMs, maxDelayMs: config.retryMaxDelayMs },
+    onReject: (r) => sink(r),
+    logger,
+  });
+  return {
+    client,
+    port: apiPortFromClient(client),
+    setRejectSink(s) {
+      sink = s;
+    },
+    async close() {
+      // A login token is revoked when the process is done with it (spec 5.4); keys stay.
+      if ('email' in auth) await client.logout().catch((e: unknown) => logger.warn({ err: e }, 'logout failed'));
+      await client.close();
+    },
+  };
+}
+
+export async function openMigratedWarehouse(config: Config, logger: Logger): Promise<Warehouse> {
+  const warehouse = await openWarehouse(config.warehouse, { logger });
+  await warehouse.migrate();
+  return warehouse;
+}
+
+export interface RunCommandOptions extends RunOptions {
+  waitForLockMs: number;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  now?: () => Date;
+}
+
+/** Takes the warehouse lock, runs, releases the lock. */
+export async function runLocked(
+  api: Api,
+  warehouse: Warehouse,
+  config: Config,
+  logger: Logger,
+  opts: RunCommandOptions,
+): Promise<RunSummary> {
+  await acquireLock(warehouse, lockHolder(opts.kind), { waitMs: opts.waitForLockMs, signal: opts.signal });
+  try {
+    return await runSync(
+      {
+        api: api.port,
+        warehouse,
+        logger,
+        config,
+        apiStats: () => ({
+          requests: api.client.stats.requests,
+          retries: api.client.stats.retries,
+          rateLimited: api.client.stats.rateLimited,
+        }),
+        bindRejectSink: (sink) => api.setRejectSink(sink),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+        ...(opts.now ? { now: opts.now } : {}),
+      },
+      opts,
+    );
+  } finally {
+    await warehouse.unlock();
+  }
+}

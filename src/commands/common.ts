@@ -1,0 +1,126 @@
+/** What every command shares: global options, config loading, errors to exit codes. */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { Logger } from 'pino';
+import { isCalendarDay } from '../api/schemas/common.ts';
+import { UsageError, registerConfigSecrets } from '../app.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { createLogger, scrubSecrets } from '../log.ts';
+import { EXIT } from '../sync/exit-codes.ts';
+import { LockHeldError } from '../sync/lock.ts';
+
+export function parseDay(value: string): string {
+  if (!isCalendarDay(value)) throw new InvalidArgumentError(`expected a day as YYYY-MM-DD, got "${value}"`);
+  return value;
+}
+
+export function parseId(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected an ID (a non-negative integer), got "${value}"`);
+  return Number(value);
+}
+
+export function parsePositiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  return Number(value);
+}
+
+export function collectIds(value: string, previous: number[] = []): number[] {
+  return [...previous, ...value.split(',').filter(Boolean).map(parseId)];
+}
+
+/** Options every command that talks to the API or the warehouse takes; they override config. */
+export function withCommonOptions(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'JSON config file (default: GEO_CONFIG)')
+    .option('--base-url <url>', 'API base URL (GEO_BASE_URL)')
+    .option('--warehouse <target>', 'duckdb:<file> or postgres:// URL (GEO_WAREHOUSE)')
+    .option('--concurrency <n>', 'requests in flight at once (GEO_CONCURRENCY)', parsePositiveInt)
+    .option('--requests-per-second <n>', 'request starts per second (GEO_REQUESTS_PER_SECOND)', parsePositiveInt)
+    .addOption(new Option('--log-level <level>', 'log level (GEO_LOG_LEVEL)'))
+    .addOption(new Option('--log-format <format>', 'log format (GEO_LOG_FORMAT)').choices(['auto', 'json', 'pretty']));
+}
+
+export interface CommonOpts {
+  config?: string;
+  baseUrl?: string;
+  warehouse?: string;
+  concurrency?: number;
+  requestsPerSecond?: number;
+  logLevel?: string;
+  logFormat?: string;
+}
+
+export function configFrom(opts: CommonOpts, extra: Record<string, unknown> = {}): Config {
+  const config = loadConfig({
+    file: opts.config,
+    overrides: {
+      baseUrl: opts.baseUrl,
+      warehouse: opts.warehouse,
+      concurrency: opts.concurrency,
+      requestsPerSecond: opts.requestsPerSecond,
+      logLevel: opts.logLevel,
+      logFormat: opts.logFormat,
+      ...extra,
+    },
+  });
+  registerConfigSecrets(config);
+  return config;
+}
+
+export function loggerFor(config: Config): Logger {
+  return createLogger({ level: config.logLevel, format: config.logFormat });
+}
+
+/** Turns any error into one clear message and the exit code that tells its kind. */
+export function exitOnError(e: unknown): never {
+  if (e instanceof ConfigError) {
+    for (const p of e.problems) process.stderr.write(`config: ${p}\n`);
+    process.exit(EXIT.usage);
+  }
+  if (e instanceof UsageError || e instanceof InvalidArgumentError) {
+    process.stderr.write(`error: ${scrubSecrets(e.message)}\n`);
+    process.exit(EXIT.usage);
+  }
+  if (e instanceof LockHeldError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(EXIT.locked);
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`error: ${scrubSecrets(message)}\n`);
+  process.exit(EXIT.failure);
+}
+
+/** Wraps a command action so every failure exits with a clear line and the right code. */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | void>) {
+  return async (...args: A) => {
+    try {
+      const code = await fn(...args);
+      process.exitCode = code ?? 0;
+    } catch (e) {
+      exitOnError(e);
+    }
+  };
+}
+
+/** SIGINT/SIGTERM: stop taking new work, let in-flight units settle, then exit. */
+export function abortOnSignals(logger: Logger): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  let count = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    count++;
+    if (count > 1) {
+      logger.warn({ signal: sig }, 'second signal: exiting now; unfinished units have no checkpoint and are redone');
+      process.exit(EXIT.interrupted);
+    }
+    logger.warn({ signal: sig }, 'stopping: finishing in-flight work, no new units (signal again to exit at once)');
+    controller.abort(new Error(`interrupted by ${sig}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}

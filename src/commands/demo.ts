@@ -1,0 +1,84 @@
+/**
+ * `geo-sync demo`: the main job for a new user, with nothing to set up. Starts the built-in
+ * simulator in-process, syncs its last few days into a DuckDB file, and prints rows per table,
+ * the top brands by average rank per platform and the most cited domains.
+ */
+import { rmSync } from 'node:fs';
+import { Command } from 'commander';
+import { createApi, openMigratedWarehouse, runLocked } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { registerSecret } from '../log.ts';
+import { analystReport } from '../reports.ts';
+import { startSimulator } from '../simulator/index.ts';
+import { exitCodeOf } from '../sync/exit-codes.ts';
+import { createProgressReporter } from '../sync/progress.ts';
+import { formatSummary } from '../sync/summary.ts';
+import { daysBetween, addDays, shanghaiYesterday } from '../transform/time.ts';
+import { action, loggerFor, parsePositiveInt } from './common.ts';
+
+interface DemoOpts {
+  days: number;
+  warehouse: string;
+  seed: number;
+  executionsPerDay: number;
+  keep: boolean;
+}
+
+export function demoCommand(): Command {
+  return new Command('demo')
+    .description('sync a few days from the built-in simulator into DuckDB and show what is in it')
+    .option('--days <n>', 'days to sync, ending yesterday', parsePositiveInt, 3)
+    .option('--warehouse <target>', 'where to sync', 'duckdb:./data/demo.duckdb')
+    .option('--seed <n>', 'simulator seed', parsePositiveInt, 1)
+    .option('--executions-per-day <n>', 'simulated executions per day', parsePositiveInt, 400)
+    .option('--keep', 'keep the existing demo warehouse instead of starting fresh', false)
+    .action(
+      action(async (opts: DemoOpts) => {
+        const apiKey = 'demo-key';
+        registerSecret(apiKey);
+        const sim = await startSimulator({
+          seed: opts.seed,
+          days: opts.days + 1,
+          apiKeys: [apiKey],
+          executionsPerDay: opts.executionsPerDay,
+        });
+        if (!opts.keep && opts.warehouse.startsWith('duckdb:')) {
+          const file = opts.warehouse.slice('duckdb:'.length);
+          for (const f of [file, `${file}.wal`]) rmSync(f, { force: true });
+        }
+        // The simulator is local: no need for the polite defaults meant for the real API.
+        const config = loadConfig({
+          env: { ...process.env, GEO_API_KEY: undefined, GEO_EMAIL: undefined, GEO_PASSWORD: undefined },
+          overrides: { baseUrl: sim.url, apiKey, warehouse: opts.warehouse, concurrency: 16, requestsPerSecond: 5000 },
+        });
+        const logger = loggerFor(config);
+        const api = createApi(config, logger);
+        const warehouse = await openMigratedWarehouse(config, logger);
+        const yesterday = shanghaiYesterday();
+        const dates = daysBetween(addDays(yesterday, -(opts.days - 1)), yesterday);
+        process.stdout.write(`geo-sync demo: simulator at ${sim.url}, syncing ${dates[0]} .. ${yesterday} into ${warehouse.description}\n`);
+        const progress = createProgressReporter({ tty: Boolean(process.stderr.isTTY), logger });
+        try {
+          const summary = await runLocked(api, warehouse, config, logger, {
+            kind: 'demo',
+            dates,
+            customers: [],
+            force: true,
+            args: { days: opts.days, seed: opts.seed, executionsPerDay: opts.executionsPerDay },
+            waitForLockMs: 0,
+            onProgress: (p) => progress.update(p),
+          });
+          progress.stop();
+          process.stdout.write(formatSummary(summary) + '\n\n');
+          process.stdout.write((await analystReport(warehouse)) + '\n');
+          process.stdout.write(`\nQuery it yourself: the views geo.brand_rank_daily, geo.citation_domains_daily, geo.executions_daily in ${warehouse.description}\n`);
+          return exitCodeOf(summary.status);
+        } finally {
+          progress.stop();
+          await warehouse.close();
+          await api.close();
+          await sim.close();
+        }
+      }),
+    );
+}

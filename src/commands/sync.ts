@@ -1,0 +1,136 @@
+/** `geo-sync sync` and `geo-sync backfill`: one planner, one run, a summary, an exit code. */
+import { Command, Option } from 'commander';
+import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
+import type { Config } from '../config.ts';
+import { resolveScope } from '../extract/scope.ts';
+import { openWarehouse } from '../load/index.ts';
+import { exitCodeOf } from '../sync/exit-codes.ts';
+import { estimateRequests, planUnits, refreshFromDay } from '../sync/planner.ts';
+import { createProgressReporter } from '../sync/progress.ts';
+import { formatSummary } from '../sync/summary.ts';
+import type { RunKind } from '../transform/rows.ts';
+import { daysBetween, shanghaiYesterday } from '../transform/time.ts';
+import {
+  abortOnSignals,
+  action,
+  collectIds,
+  configFrom,
+  loggerFor,
+  parseDay,
+  withCommonOptions,
+  type CommonOpts,
+} from './common.ts';
+
+interface SyncOpts extends CommonOpts {
+  customer?: number[];
+  force?: boolean;
+  dryRun?: boolean;
+  waitForLock?: number;
+  progress?: boolean;
+}
+
+function withRunOptions(cmd: Command): Command {
+  return withCommonOptions(cmd)
+    .option('--customer <id>', 'page project ID (customer_id) to sync; repeatable or comma-separated', collectIds)
+    .option('--force', 're-sync units already finished', false)
+    .option('--dry-run', 'print the plan (units, estimated requests) and write nothing', false)
+    .addOption(
+      new Option('--wait-for-lock <seconds>', 'wait this long for another run to finish instead of exiting').argParser(
+        (v) => Number(v),
+      ),
+    )
+    .option('--no-progress', 'no progress bar or progress lines');
+}
+
+/** Requests per execution and per unit under a config, for the dry-run estimate. */
+function requestShape(config: Config) {
+  const perExecution = 3 + (config.enrich.legacySources ? 1 : 0) + (config.enrich.executionTimes ? 1 : 0);
+  return { perExecution, perUnit: config.enrich.crossCheck ? 1 : 0 };
+}
+
+export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): Promise<number> {
+  const config = configFrom(opts, opts.customer?.length ? { customers: opts.customer } : {});
+  const logger = loggerFor(config);
+  const api = createApi(config, logger);
+  const args = { dates: dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`, customers: config.customers, force: Boolean(opts.force) };
+  try {
+    if (opts.dryRun) {
+      const warehouse = await openWarehouse(config.warehouse, { logger });
+      try {
+        const scope = await resolveScope(api.port, config.customers);
+        const finished = await warehouse.finishedUnits(dates).catch(() => new Set<string>());
+        const plan = planUnits({
+          dates,
+          taskIds: scope.platformTasks.map((t) => t.task_id),
+          finished,
+          refreshFrom: refreshFromDay(new Date(), config.lookbackDays),
+          force: Boolean(opts.force),
+        });
+        const shape = requestShape(config);
+        const estimate = estimateRequests(plan.units.length, { executionsPerUnit: 50, ...shape });
+        process.stdout.write(
+          [
+            `plan for ${kind} ${args.dates}: ${plan.units.length} units to run, ${plan.skipped.length} already finished (skipped)`,
+            `scope: ${scope.customers.length} projects, ${scope.monitoringTasks.length} monitoring tasks, ${scope.platformTasks.length} platform tasks`,
+            `estimated requests: ~${estimate} at 50 executions per unit (${shape.perExecution} per execution, ${shape.perUnit + 1}+ per unit)`,
+            ...plan.units.slice(0, 20).map((u) => `  task_id=${u.task_id} date=${u.date}`),
+            plan.units.length > 20 ? `  ... ${plan.units.length - 20} more` : '',
+            'dry run: nothing was written',
+          ]
+            .filter(Boolean)
+            .join('\n') + '\n',
+        );
+        return 0;
+      } finally {
+        await warehouse.close();
+      }
+    }
+
+    const warehouse = await openMigratedWarehouse(config, logger);
+    const signals = abortOnSignals(logger);
+    const progress = opts.progress === false ? null : createProgressReporter({ tty: Boolean(process.stderr.isTTY), logger });
+    try {
+      const summary = await runLocked(api, warehouse, config, logger, {
+        kind,
+        dates,
+        customers: config.customers,
+        force: Boolean(opts.force),
+        args,
+        waitForLockMs: (opts.waitForLock ?? 0) * 1000,
+        signal: signals.signal,
+        ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
+      });
+      progress?.stop();
+      process.stdout.write(formatSummary(summary) + '\n');
+      return exitCodeOf(summary.status);
+    } finally {
+      progress?.stop();
+      signals.dispose();
+      await warehouse.close();
+    }
+  } finally {
+    await api.close();
+  }
+}
+
+export function syncCommand(): Command {
+  return withRunOptions(new Command('sync'))
+    .description('sync one day (default: yesterday in Asia/Shanghai)')
+    .option('--date <YYYY-MM-DD>', 'the day to sync', parseDay)
+    .action(
+      action(async (opts: SyncOpts & { date?: string }) => runDates('sync', [opts.date ?? shanghaiYesterday()], opts)),
+    );
+}
+
+export function backfillCommand(): Command {
+  return withRunOptions(new Command('backfill'))
+    .description('sync every day from --from to --to, both inclusive; finished units are skipped')
+    .requiredOption('--from <YYYY-MM-DD>', 'first day', parseDay)
+    .requiredOption('--to <YYYY-MM-DD>', 'last day (inclusive)', parseDay)
+    .action(
+      action(async (opts: SyncOpts & { from: string; to: string }) => {
+        if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
+        return runDates('backfill', daysBetween(opts.from, opts.to), opts);
+      }),
+    );
+}

@@ -1,0 +1,54 @@
+/** `geo-sync migrate` and `geo-sync runs`. */
+import { Command } from 'commander';
+import { openWarehouse } from '../load/index.ts';
+import { action, configFrom, loggerFor, parsePositiveInt, withCommonOptions, type CommonOpts } from './common.ts';
+
+export function migrateCommand(): Command {
+  return withCommonOptions(new Command('migrate'))
+    .description('apply missing migrations and re-create the views (safe to run twice, and concurrently)')
+    .action(
+      action(async (opts: CommonOpts) => {
+        const config = configFrom(opts);
+        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config) });
+        try {
+          const r = await warehouse.migrate();
+          process.stdout.write(
+            `${warehouse.description}: applied ${r.applied.length} migration(s)${r.applied.length ? ` (${r.applied.join(', ')})` : ''}, ${r.alreadyApplied.length} already applied\n`,
+          );
+        } finally {
+          await warehouse.close();
+        }
+      }),
+    );
+}
+
+export function runsCommand(): Command {
+  return withCommonOptions(new Command('runs'))
+    .description('list recent runs from geo.sync_runs')
+    .option('--limit <n>', 'how many', parsePositiveInt, 20)
+    .option('--json', 'one JSON object per line', false)
+    .action(
+      action(async (opts: CommonOpts & { limit: number; json: boolean }) => {
+        const config = configFrom(opts);
+        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config) });
+        try {
+          await warehouse.migrate();
+          const runs = await warehouse.listRuns(opts.limit);
+          if (opts.json) {
+            for (const r of runs) process.stdout.write(JSON.stringify(r) + '\n');
+            return;
+          }
+          const header = ['run_id', 'kind', 'status', 'started_at', 'seconds', 'units', 'failed', 'requests', 'retries', '429s', 'rejects'];
+          const lines = runs.map((r) => {
+            const secs = r.finished_at ? ((Date.parse(r.finished_at) - Date.parse(r.started_at)) / 1000).toFixed(1) : '-';
+            return [r.run_id, r.kind, r.status, r.started_at, secs, `${r.units_done}/${r.units_total}`, r.units_failed, r.requests, r.retries, r.rate_limited, r.rejects].map(String);
+          });
+          const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+          for (const row of [header, ...lines]) process.stdout.write(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd() + '\n');
+          if (runs.length === 0) process.stdout.write('no runs yet\n');
+        } finally {
+          await warehouse.close();
+        }
+      }),
+    );
+}

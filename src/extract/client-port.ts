@@ -1,0 +1,50 @@
+/** The walk's port over the real GeoClient: which endpoint answers each question, at which page size. */
+import type { GeoClient } from '../api/client.ts';
+import type { ApiPort, ProductsResult } from './port.ts';
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+export function apiPortFromClient(client: GeoClient): ApiPort {
+  return {
+    monitoringTasks: (customer_id) => client.all.customerProjects({ customer_id }),
+    platformTasks: (project_id, customer_id) =>
+      client.projectTasks(customer_id === null ? { project_id } : { project_id, customer_id }),
+    resultPages: (task_id, date) => client.pages.taskResults({ task_id, date }),
+    dailyExecutions: (task_id, date) => client.taskPrompts({ task_id, date }),
+    promptDetail: (prompt_task_id) => client.promptDetail({ prompt_task_id }),
+    sources: (prompt_task_id) => collect(client.all.promptSearches({ prompt_task_id })),
+    async products(prompt_task_id): Promise<ProductsResult> {
+      const result: ProductsResult = {
+        cards: [],
+        total: 0,
+        supported: undefined,
+        result_status: undefined,
+        field_order: undefined,
+        field_labels: undefined,
+      };
+      for await (const page of client.pages.promptProducts({ prompt_task_id })) {
+        result.cards.push(...page.items);
+        result.total = page.total;
+        result.supported ??= page.supported;
+        result.result_status ??= page.result_status;
+        result.field_order ??= page.field_order;
+        result.field_labels ??= page.field_labels;
+      }
+      return result;
+    },
+    screenshot: (prompt_task_id) => client.promptScreenshot({ prompt_task_id }),
+    legacyMonitoringTasks: () => client.all.legacyProjectList({}),
+    legacyMonitoringTaskDetail: (number_id) => client.legacyProjectDetail({ number_id }),
+    // Legacy renames (spec 1): the legacy `task_id` is the execution (`prompt_task_id`).
+    legacyTaskDetail: (prompt_task_id) => client.legacyTaskDetail({ task_id: prompt_task_id }),
+    // `page` is sent so the server returns `pagination` and every page can be read.
+    legacySources: (prompt_task_id) => collect(client.all.legacyTaskSearches({ task_id: prompt_task_id, page: 1 })),
+    siteDiagnosis: (customer_id) => client.getSiteDiagnosis({ project_id: customer_id }),
+    balance: () => client.balance(),
+    deductions: (params) => client.all.deductionDetails(params),
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * DuckDB database files, opened once per process. DuckDB lets one process at a time open a file
+ * read-write, and does not stop the same process from opening it twice (two instances would
+ * corrupt it): so every Warehouse on a file shares one DuckDBInstance, counted by reference,
+ * and one mutex that serializes their work. Opening a file another process holds is retried
+ * with backoff for a few seconds before giving up with a clear error.
+ *
+ * The file is ATTACHed to an in-memory instance under the fixed name CATALOG (and each
+ * connection USEs it) rather than opened directly: opened directly, DuckDB names the catalog
+ * after the file, and a file called `geo.duckdb` (the default target) makes every `geo.<table>`
+ * ambiguous between catalog `geo` and schema `geo`.
+ */
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DuckDBInstance, quotedString, type DuckDBConnection } from '@duckdb/node-api';
+import { Mutex } from '../mutex.ts';
+
+export interface SharedDatabase {
+  readonly path: string;
+  readonly instance: DuckDBInstance;
+  /** Serializes every statement of this process on this file. */
+  readonly mutex: Mutex;
+}
+
+interface Entry {
+  opening: Promise<SharedDatabase>;
+  refs: number;
+}
+
+const open = new Map<string, Entry>();
+
+/** The catalog name the database file is attached as. */
+export const CATALOG = 'warehouse';
+
+export interface OpenOptions {
+  /** How long to keep retrying while another process holds the file. @default 5000 */
+  readonly lockWaitMs?: number;
+}
+
+const LOCKED = /Could not set lock on file/i;
+
+/** The database at `path` (absolute), opened or shared; release it with releaseDatabase. */
+export function acquireDatabase(path: string, opts: OpenOptions = {}): Promise<SharedDatabase> {
+  const existing = open.get(path);
+  if (existing) {
+    existing.refs++;
+    return existing.opening;
+  }
+  const entry: Entry = { opening: openWithRetry(path, opts.lockWaitMs ?? 5000), refs: 1 };
+  open.set(path, entry);
+  entry.opening.catch(() => {
+    if (open.get(path) === entry) open.delete(path);
+  });
+  return entry.opening;
+}
+
+/** Drops one reference; the last one closes the instance (checkpointing it). */
+export function releaseDatabase(db: SharedDatabase): void {
+  const entry = open.get(db.path);
+  if (!entry) return;
+  if (--entry.refs > 0) return;
+  open.delete(db.path);
+  db.instance.closeSync();
+}
+
+/** A connection to the shared database, with the warehouse catalog as its default. */
+export async function connect(db: SharedDatabase): Promise<DuckDBConnection> {
+  const connection = await db.instance.connect();
+  try {
+    await connection.run(`USE ${CATALOG}`);
+  } catch (e) {
+    connection.closeSync();
+    throw e;
+  }
+  return connection;
+}
+
+async function openWithRetry(path: string, waitMs: number): Promise<SharedDatabase> {
+  await mkdir(dirname(path), { recursive: true });
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  const deadline = Date.now() + waitMs;
+  try {
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      try {
+        // ATTACH takes no parameters: the path goes in as a DuckDB-quoted string literal.
+        await connection.run(`ATTACH ${quotedString(path)} AS ${CATALOG}`);
+        return { path, instance, mutex: new Mutex() };
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        if (!LOCKED.test(message) || Date.now() + delay > deadline) throw openError(path, waitMs, message, e);
+        await sleep(delay);
+      }
+    }
+  } catch (e) {
+    instance.closeSync();
+    throw e;
+  } finally {
+    connection.closeSync();
+  }
+}
+
+function openError(path: string, waitMs: number, message: string, cause: unknown): Error {
+  if (LOCKED.test(message)) {
+    return new Error(
+      `DuckDB warehouse ${path} is open in another process (DuckDB allows one writer per file); ` +
+        `waited ${Math.round(waitMs / 1000)} s: ${message}`,
+      { cause },
+    );
+  }
+  return new Error(`cannot open DuckDB warehouse ${path}: ${message}`, { cause });
+}

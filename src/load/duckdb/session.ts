@@ -1,0 +1,48 @@
+/**
+ * One Warehouse's DuckDB connection. Every public operation runs inside `exclusive`, the
+ * database's mutex, so callers may call concurrently: statements of one transaction never
+ * interleave with another's, on this connection or another Warehouse's on the same file.
+ */
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { SharedDatabase } from './database.ts';
+import { readRows } from './values.ts';
+
+export class Session {
+  constructor(
+    readonly connection: DuckDBConnection,
+    private readonly db: SharedDatabase,
+  ) {}
+
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.db.mutex.run(fn);
+  }
+
+  /** Runs SQL (several statements allowed when there are no parameters); returns rows changed. */
+  async run(sql: string, params?: readonly DuckDBValue[]): Promise<number> {
+    const result = await this.connection.run(sql, params ? [...params] : undefined);
+    return result.rowsChanged;
+  }
+
+  /** Rows of one statement, as objects of warehouse values. */
+  async rows<T = Record<string, unknown>>(sql: string, params?: readonly DuckDBValue[]): Promise<T[]> {
+    const reader = await this.connection.runAndReadAll(sql, params ? [...params] : undefined);
+    return readRows(reader) as T[];
+  }
+
+  /** BEGIN .. COMMIT around `fn`; ROLLBACK when it throws. Call inside `exclusive`. */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    await this.connection.run('BEGIN TRANSACTION');
+    try {
+      const result = await fn();
+      await this.connection.run('COMMIT');
+      return result;
+    } catch (e) {
+      await this.connection.run('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  close(): void {
+    this.connection.closeSync();
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Staging, DuckDB: per-connection TEMP tables without keys or indexes, filled with the Appender
+ * (appendDataChunk, 2048 rows a chunk), then merged into geo tables by SQL.
+ *
+ * Days, instants, money and JSON are staged as VARCHAR and CAST in the merge: the CAST parses
+ * an ISO offset (`+08:00`) into the right instant, whereas the Appender's row-by-row VARCHAR
+ * append into a TIMESTAMPTZ column drops the offset (2026-11-21T08:00:00+08:00 would be stored
+ * as 08:00 UTC). Rows are deduplicated before staging (../batch.ts), so merges meet each key once.
+ */
+import {
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  DuckDBDataChunk,
+  INTEGER,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import type { Json } from '../../transform/rows.ts';
+import { ident, type AnyTableSpec, type ColumnKind, type TableSpec } from '../tables.ts';
+import { jsonText } from '../values.ts';
+
+const STAGED_TYPE: Record<ColumnKind, DuckDBType> = {
+  bigint: BIGINT,
+  integer: INTEGER,
+  double: DOUBLE,
+  boolean: BOOLEAN,
+  text: VARCHAR,
+  date: VARCHAR,
+  timestamptz: VARCHAR,
+  money: VARCHAR,
+  json: VARCHAR,
+};
+
+/** The geo column type of each kind (sql/duckdb/001_init.sql). */
+export const SQL_TYPE: Record<ColumnKind, string> = {
+  bigint: 'BIGINT',
+  integer: 'INTEGER',
+  double: 'DOUBLE',
+  boolean: 'BOOLEAN',
+  text: 'VARCHAR',
+  date: 'DATE',
+  timestamptz: 'TIMESTAMPTZ',
+  money: 'DECIMAL(18, 4)',
+  json: 'JSON',
+};
+
+const CHUNK_ROWS = 2048;
+
+export function stagingName(spec: { table: string }): string {
+  return `stage_${spec.table}`;
+}
+
+/** The connection-local staging table of a geo table. */
+export function stagingTable(spec: { table: string }): string {
+  return `temp.main.${stagingName(spec)}`;
+}
+
+export function createStagingSql(spec: AnyTableSpec): string {
+  const cols = spec.columns.map((c) => `${ident(c.name)} ${STAGED_TYPE[c.kind].toString()}`).join(', ');
+  return `CREATE TEMP TABLE IF NOT EXISTS ${stagingName(spec)} (${cols})`;
+}
+
+/** The staged columns as the geo table's types, for INSERT ... SELECT. */
+export function selectStaged(spec: AnyTableSpec): string {
+  return spec.columns
+    .map((c) =>
+      STAGED_TYPE[c.kind] === VARCHAR && c.kind !== 'text'
+        ? `CAST(${ident(c.name)} AS ${SQL_TYPE[c.kind]}) AS ${ident(c.name)}`
+        : ident(c.name),
+    )
+    .join(', ');
+}
+
+function stagedValue(kind: ColumnKind, value: unknown): DuckDBValue {
+  if (value === null || value === undefined) return null;
+  switch (kind) {
+    case 'bigint':
+      return BigInt(value as number);
+    case 'json':
+      return jsonText(value as Json);
+    case 'integer':
+    case 'double':
+    case 'boolean':
+      return value as number | boolean;
+    default:
+      return String(value);
+  }
+}
+
+/** Appends `rows` to the spec's staging table. */
+export async function appendStaged<R>(
+  connection: DuckDBConnection,
+  spec: TableSpec<R>,
+  rows: readonly R[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const types = spec.columns.map((c) => STAGED_TYPE[c.kind]);
+  const appender = await connection.createAppender(stagingName(spec), 'main', 'temp');
+  try {
+    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      const part = rows.slice(start, start + CHUNK_ROWS);
+      const chunk = DuckDBDataChunk.create(types, part.length);
+      chunk.setColumns(spec.columns.map((c) => part.map((r) => stagedValue(c.kind, r[c.name]))));
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}
+
+/** A one-column staging table of prompt_task_ids, `stage_<name>`. */
+export function idList(name: string): TableSpec<{ prompt_task_id: number }> {
+  return { table: name, key: ['prompt_task_id'], columns: [{ name: 'prompt_task_id', kind: 'bigint' }] };
+}
+
+export async function appendTo<R>(connection: DuckDBConnection, table: string, spec: TableSpec<R>, rows: readonly R[]) {
+  if (rows.length === 0) return;
+  const appender = await connection.createAppender(table, 'geo', 'warehouse');
+  const types = spec.columns.map((c) => appender.columnType(spec.columns.indexOf(c)));
+  try {
+    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      const part = rows.slice(start, start + CHUNK_ROWS);
+      const chunk = DuckDBDataChunk.create(types, part.length);
+      chunk.setColumns(spec.columns.map((c) => part.map((r) => stagedValue(c.kind, r[c.name]))));
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}

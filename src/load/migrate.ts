@@ -1,0 +1,86 @@
+/**
+ * Migrations: numbered SQL files per dialect (`sql/<dialect>/001_init.sql`, ...) applied in
+ * order, each in its own transaction together with its row in `geo.schema_migrations`; then
+ * `views.sql` (CREATE OR REPLACE VIEW) re-creates the BI views. The dialects supply the
+ * storage and the lock through MigrationStore:
+ * - PostgreSQL runs everything under pg_advisory_lock(MIGRATION_LOCK_KEY), so two processes
+ *   migrating at once apply each file once;
+ * - DuckDB allows one read-write process per file (the open retries while another holds it) and
+ *   serializes this process's connections with a mutex.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import type { Dialect, MigrateResult } from './warehouse.ts';
+
+export interface Migration {
+  /** `001` */
+  version: string;
+  /** `init` */
+  name: string;
+  /** `001_init`: how MigrateResult names it. */
+  id: string;
+  sql: string;
+}
+
+export interface MigrationSet {
+  migrations: Migration[];
+  views: string;
+}
+
+export interface MigrationStore {
+  /** Runs `fn` while holding the migration lock. */
+  withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** Creates schema `geo` and `geo.schema_migrations` when missing. */
+  ensureLedger(): Promise<void>;
+  appliedVersions(): Promise<Set<string>>;
+  /** One transaction: the migration's SQL and its ledger row. */
+  apply(migration: Migration): Promise<void>;
+  /** One transaction: the views file. */
+  replaceViews(sql: string): Promise<void>;
+}
+
+/** Where the SQL files are: `<package root>/sql/<dialect>/` (from src/load and from dist/load). */
+export function sqlDirectory(dialect: Dialect): string {
+  return fileURLToPath(new URL(`../../sql/${dialect}/`, import.meta.url));
+}
+
+const MIGRATION_FILE = /^(\d{3,})_([a-z0-9_]+)\.sql$/;
+
+export async function readMigrations(dialect: Dialect, dir = sqlDirectory(dialect)): Promise<MigrationSet> {
+  const files = (await readdir(dir)).filter((f) => MIGRATION_FILE.test(f)).sort();
+  const migrations: Migration[] = [];
+  const seen = new Set<string>();
+  for (const file of files) {
+    const m = MIGRATION_FILE.exec(file)!;
+    const version = m[1]!;
+    if (seen.has(version)) throw new Error(`two migrations numbered ${version} in ${dir}`);
+    seen.add(version);
+    migrations.push({ version, name: m[2]!, id: `${version}_${m[2]!}`, sql: await readFile(dir + file, 'utf8') });
+  }
+  if (migrations.length === 0) throw new Error(`no migrations found in ${dir}`);
+  return { migrations, views: await readFile(`${dir}views.sql`, 'utf8') };
+}
+
+export async function runMigrations(
+  store: MigrationStore,
+  set: MigrationSet,
+  logger?: Logger,
+): Promise<MigrateResult> {
+  return store.withMigrationLock(async () => {
+    await store.ensureLedger();
+    const applied = await store.appliedVersions();
+    const result: MigrateResult = { applied: [], alreadyApplied: [] };
+    for (const m of set.migrations) {
+      if (applied.has(m.version)) {
+        result.alreadyApplied.push(m.id);
+        continue;
+      }
+      await store.apply(m);
+      logger?.info({ migration: m.id }, 'migration applied');
+      result.applied.push(m.id);
+    }
+    await store.replaceViews(set.views);
+    return result;
+  });
+}

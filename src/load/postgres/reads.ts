@@ -1,0 +1,35 @@
+/** Reads, PostgreSQL: counts, the newest deduction day, report queries. */
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { Json } from '../../transform/rows.ts';
+import { DATA_TABLES, type DataTable } from '../warehouse.ts';
+import { withTransaction } from './pool.ts';
+import { db, run } from './query-builder.ts';
+
+export async function counts(pool: pg.Pool): Promise<Record<DataTable, number>> {
+  const q = sql<Record<DataTable, number>>`SELECT ${sql.join(
+    DATA_TABLES.map((t) => sql`(SELECT count(*) FROM ${sql.table(`geo.${t}`)}) AS ${sql.ref(t)}`),
+  )}`;
+  const [row] = await run(pool, q.compile(db));
+  return row!;
+}
+
+/** The Asia/Shanghai day of the newest deduction (instants read back in +08:00). */
+export async function latestDeductionDay(pool: pg.Pool): Promise<string | null> {
+  const q = db.selectFrom('geo.deductions').select((eb) => eb.fn.max('created_at').as('latest'));
+  const [row] = await run(pool, q.compile());
+  return row?.latest ? row.latest.slice(0, 10) : null;
+}
+
+/** A report query in a READ ONLY transaction; `$1`-style parameters. */
+export async function query(
+  pool: pg.Pool,
+  text: string,
+  params: readonly Json[] = [],
+): Promise<Record<string, unknown>[]> {
+  return withTransaction(
+    pool,
+    async (client) => (await client.query(text, params as unknown[])).rows as Record<string, unknown>[],
+    { begin: 'BEGIN TRANSACTION READ ONLY' },
+  );
+}

@@ -1,0 +1,67 @@
+/**
+ * The warehouse target (GEO_WAREHOUSE): `duckdb:<file path>` or a `postgres://` /
+ * `postgresql://` URL. Descriptions never carry the password.
+ */
+import { resolve } from 'node:path';
+
+export type WarehouseTarget =
+  | { dialect: 'duckdb'; /** Absolute path of the database file. */ path: string; description: string }
+  | {
+      dialect: 'postgres';
+      url: string;
+      /** The URL with the password masked. */
+      description: string;
+      /** The password, when the URL has one (for log scrubbing). */
+      password: string | undefined;
+    };
+
+const ACCEPTED =
+  'expected duckdb:<file path> (e.g. duckdb:./data/geo.duckdb) or postgres://user[:password]@host[:port]/database (postgresql:// also accepted)';
+
+export class WarehouseTargetError extends Error {
+  readonly code = 'BAD_WAREHOUSE_TARGET';
+  constructor(detail: string) {
+    super(`GEO_WAREHOUSE: ${detail}; ${ACCEPTED}`);
+    this.name = 'WarehouseTargetError';
+  }
+}
+
+/** `postgres://u:secret@h/db` -> `postgres://u:***@h/db`; also masks a `password` query parameter. */
+export function maskPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    if (u.searchParams.has('password')) u.searchParams.set('password', '***');
+    return u.toString();
+  } catch {
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+  }
+}
+
+export function parseWarehouseTarget(target: string, cwd: string = process.cwd()): WarehouseTarget {
+  const text = target.trim();
+  if (text === '') throw new WarehouseTargetError('no warehouse given');
+  if (/^duckdb:/i.test(text)) {
+    const file = text.slice('duckdb:'.length);
+    if (file === '' || file.startsWith('//')) throw new WarehouseTargetError(`no file path in "${text}"`);
+    if (file === ':memory:') {
+      throw new WarehouseTargetError('an in-memory DuckDB keeps nothing; give a file path');
+    }
+    const path = resolve(cwd, file);
+    return { dialect: 'duckdb', path, description: `duckdb:${path}` };
+  }
+  if (/^postgres(ql)?:\/\//i.test(text)) {
+    let u: URL;
+    try {
+      u = new URL(text);
+    } catch {
+      throw new WarehouseTargetError(`"${maskPassword(text)}" is not a valid URL`);
+    }
+    if (!u.hostname && !u.searchParams.has('host')) {
+      throw new WarehouseTargetError(`no host in "${maskPassword(text)}"`);
+    }
+    const password = u.password ? decodeURIComponent(u.password) : (u.searchParams.get('password') ?? undefined);
+    return { dialect: 'postgres', url: text, description: maskPassword(text), password };
+  }
+  throw new WarehouseTargetError(`unsupported warehouse "${maskPassword(text)}"`);
+}

@@ -1,0 +1,120 @@
+/**
+ * Fault injection. Each request draws its fate from one seeded sequence (the same seed and the
+ * same request order give the same faults); rate limiting is decided per token with a sliding
+ * one-second window kept as a ring of the last `limit` accepted request times.
+ */
+import { Rng, tag } from './rng.ts';
+
+export interface FaultOptions {
+  /** Mean added latency per response (ms). */
+  latencyMs?: number;
+  /** Uniform +/- jitter around the mean (ms). */
+  latencyJitterMs?: number;
+  /** Per API key/token; beyond it answer 429 with Retry-After. */
+  rateLimitPerSecond?: number;
+  /** Value sent in Retry-After (seconds), default 1. */
+  retryAfterSeconds?: number;
+  /** 0..1 share of requests answered 500/502/503. */
+  errorRate?: number;
+  /** 0..1 share of requests whose socket is destroyed without a response. */
+  resetRate?: number;
+  /** 0..1 share answered 200 with a truncated / non-JSON body. */
+  malformedRate?: number;
+  /** 0..1 share delayed by slowMs. */
+  slowRate?: number;
+  slowMs?: number;
+}
+
+export type Fate =
+  | { kind: 'ok' }
+  | { kind: 'reset' }
+  | { kind: 'error'; status: 500 | 502 | 503 }
+  | { kind: 'malformed'; truncate: boolean };
+
+export interface Decision {
+  fate: Fate;
+  delayMs: number;
+  slow: boolean;
+}
+
+const OK: Fate = { kind: 'ok' };
+const NO_FAULT: Decision = { fate: OK, delayMs: 0, slow: false };
+const ERROR_STATUSES = [500, 502, 503] as const;
+
+class Window {
+  readonly times: Float64Array;
+  head = 0;
+  size = 0;
+  constructor(limit: number) {
+    this.times = new Float64Array(limit);
+  }
+}
+
+export class FaultInjector {
+  private opts: FaultOptions = {};
+  private readonly rng: Rng;
+  private windows = new Map<string, Window>();
+  private active = false;
+
+  constructor(seed: number, opts: FaultOptions = {}) {
+    this.rng = Rng.of(seed, tag('faults'));
+    this.set(opts);
+  }
+
+  set(opts: FaultOptions): void {
+    this.opts = { ...opts };
+    this.windows = new Map();
+    const o = this.opts;
+    this.active = Boolean(
+      o.latencyMs ||
+      o.latencyJitterMs ||
+      o.errorRate ||
+      o.resetRate ||
+      o.malformedRate ||
+      (o.slowRate && o.slowMs),
+    );
+  }
+
+  get retryAfterSeconds(): number {
+    return this.opts.retryAfterSeconds ?? 1;
+  }
+
+  /** true when `key` already made `rateLimitPerSecond` requests within the last second. */
+  rateLimited(key: string, nowMs: number): boolean {
+    const limit = this.opts.rateLimitPerSecond;
+    if (!limit || limit <= 0) return false;
+    let w = this.windows.get(key);
+    if (!w) {
+      w = new Window(Math.ceil(limit));
+      this.windows.set(key, w);
+    }
+    const cap = w.times.length;
+    if (w.size === cap) {
+      // The oldest of the last `cap` accepted requests is still inside the window: refuse.
+      if (nowMs - (w.times[w.head] as number) < 1000) return true;
+      w.times[w.head] = nowMs;
+      w.head = (w.head + 1) % cap;
+      return false;
+    }
+    w.times[(w.head + w.size) % cap] = nowMs;
+    w.size++;
+    return false;
+  }
+
+  decide(): Decision {
+    if (!this.active) return NO_FAULT;
+    const o = this.opts;
+    let fate: Fate = OK;
+    if (o.resetRate && this.rng.float() < o.resetRate) fate = { kind: 'reset' };
+    else if (o.errorRate && this.rng.float() < o.errorRate)
+      fate = { kind: 'error', status: ERROR_STATUSES[this.rng.int(0, 2)] as 500 | 502 | 503 };
+    else if (o.malformedRate && this.rng.float() < o.malformedRate)
+      fate = { kind: 'malformed', truncate: this.rng.chance(0.5) };
+    let delay = o.latencyMs ?? 0;
+    const jitter = o.latencyJitterMs ?? 0;
+    if (jitter > 0) delay += (this.rng.float() * 2 - 1) * jitter;
+    const slow = Boolean(o.slowRate && o.slowMs && this.rng.float() < o.slowRate);
+    if (slow) delay += o.slowMs ?? 0;
+    return { fate, delayMs: Math.max(0, delay), slow };
+  }
+}

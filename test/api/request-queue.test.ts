@@ -1,0 +1,213 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { queueOptionsFromEnv, RequestQueue } from '../../src/api/request-queue.ts';
+
+/**
+ * Fake timers drive p-queue's interval, the AIMD gate and the Retry-After pause together, so the
+ * tests count starts per window exactly instead of measuring wall-clock time.
+ */
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  vi.setSystemTime(0);
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Adds `n` tasks that record their start time and hold their slot for `holdMs`. */
+function addTasks(q: RequestQueue, n: number, holdMs = 0) {
+  const starts: number[] = [];
+  let running = 0;
+  let maxRunning = 0;
+  const done = Array.from({ length: n }, () =>
+    q.run(async () => {
+      starts.push(Date.now());
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await new Promise((r) => setTimeout(r, holdMs));
+      running--;
+    }),
+  );
+  return { starts, done: Promise.all(done), maxRunning: () => maxRunning };
+}
+
+/** Starts per window [k * size, (k + 1) * size). */
+function perWindow(starts: number[], size: number): number[] {
+  const out: number[] = [];
+  for (const t of starts) {
+    const k = Math.floor(t / size);
+    while (out.length <= k) out.push(0);
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** The most starts inside any half-open window [t, t + size) that begins at a start. */
+function maxInAnyWindow(starts: number[], size: number): number {
+  return Math.max(...starts.map((t) => starts.filter((s) => s >= t && s < t + size).length));
+}
+
+describe('RequestQueue limits', () => {
+  it('defaults are polite: concurrency 8, 20 requests/s', () => {
+    const q = new RequestQueue();
+    expect(q.stats).toMatchObject({
+      concurrency: 8,
+      requestsPerSecond: 20,
+      maxConcurrency: 8,
+      maxRequestsPerSecond: 20,
+    });
+  });
+
+  it('never runs more than `concurrency` at once', async () => {
+    const q = new RequestQueue({ concurrency: 3, requestsPerSecond: 1000 });
+    const t = addTasks(q, 20, 100);
+    await vi.advanceTimersByTimeAsync(5000);
+    await t.done;
+    expect(t.starts).toHaveLength(20);
+    expect(t.maxRunning()).toBe(3);
+  });
+
+  it('starts at most `requestsPerSecond` per second (counted per window)', async () => {
+    const q = new RequestQueue({ concurrency: 50, requestsPerSecond: 5 });
+    const t = addTasks(q, 12);
+    await vi.advanceTimersByTimeAsync(5000);
+    await t.done;
+    expect(perWindow(t.starts, 1000)).toEqual([5, 5, 2]);
+    expect(maxInAnyWindow(t.starts, 1000)).toBe(5);
+  });
+
+  it('scales the rate to a shorter window', async () => {
+    const q = new RequestQueue({ concurrency: 50, requestsPerSecond: 100, intervalMs: 50 });
+    const t = addTasks(q, 23);
+    await vi.advanceTimersByTimeAsync(1000);
+    await t.done;
+    expect(perWindow(t.starts, 50)).toEqual([5, 5, 5, 5, 3]);
+  });
+
+  it('changing concurrency at runtime applies to the next starts', async () => {
+    const q = new RequestQueue({ concurrency: 6, requestsPerSecond: 1000, decreaseCooldownMs: 0 });
+    q.reportRateLimited(); // 6 -> 3
+    q.reportRateLimited(); // 3 -> 1
+    expect(q.concurrency).toBe(1);
+    const t = addTasks(q, 5, 10);
+    await vi.advanceTimersByTimeAsync(1000);
+    await t.done;
+    expect(t.maxRunning()).toBe(1);
+  });
+});
+
+describe('Retry-After pauses the whole queue', () => {
+  it('no task starts until the pause ends, then all do', async () => {
+    const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 1000 });
+    q.reportRateLimited(2000);
+    const t = addTasks(q, 6);
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(t.starts).toHaveLength(0);
+    expect(q.stats.pauses).toBe(1);
+    expect(q.stats.pausedUntil).toBe(2000);
+    await vi.advanceTimersByTimeAsync(1000);
+    await t.done;
+    expect(t.starts).toHaveLength(6);
+    expect(Math.min(...t.starts)).toBeGreaterThanOrEqual(2000);
+  });
+
+  it('holds tasks already taken from the queue too, and a longer pause extends a shorter one', async () => {
+    const q = new RequestQueue({ concurrency: 2, requestsPerSecond: 1000 });
+    const first = addTasks(q, 2, 500); // running when the 429 arrives
+    await vi.advanceTimersByTimeAsync(10);
+    expect(first.starts).toHaveLength(2);
+    q.reportRateLimited(1000); // paused until 1010
+    q.reportRateLimited(3000); // extended to 3010: one pause, not two
+    q.reportRateLimited(500); // shorter: ignored
+    const later = addTasks(q, 3);
+    await vi.advanceTimersByTimeAsync(2990);
+    expect(later.starts).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(100);
+    await Promise.all([first.done, later.done]);
+    expect(later.starts).toHaveLength(3);
+    expect(Math.min(...later.starts)).toBeGreaterThanOrEqual(3010);
+    expect(q.stats.pauses).toBe(1);
+    expect(q.stats.rateLimitSignals).toBe(3);
+  });
+});
+
+describe('AIMD', () => {
+  it('halves concurrency and rate on a 429 (once per cooldown), floors at 1', async () => {
+    const q = new RequestQueue({ concurrency: 8, requestsPerSecond: 20 });
+    q.reportRateLimited();
+    expect([q.concurrency, q.requestsPerSecond]).toEqual([4, 10]);
+    q.reportRateLimited(); // same burst of 429s: one signal
+    expect([q.concurrency, q.requestsPerSecond]).toEqual([4, 10]);
+    for (const expected of [
+      [2, 5],
+      [1, 2.5],
+      [1, 1.25],
+      [1, 1],
+      [1, 1],
+    ]) {
+      await vi.advanceTimersByTimeAsync(1000);
+      q.reportRateLimited();
+      expect([q.concurrency, q.requestsPerSecond]).toEqual(expected);
+    }
+    expect(q.stats.decreases).toBe(6);
+  });
+
+  it('recovers additively after runs of successes, up to the configured maxima', () => {
+    const q = new RequestQueue({ concurrency: 8, requestsPerSecond: 20, successesPerIncrease: 5 });
+    q.reportRateLimited();
+    expect([q.concurrency, q.requestsPerSecond]).toEqual([4, 10]);
+    const seen: number[][] = [];
+    for (let i = 0; i < 60; i++) {
+      q.reportSuccess();
+      if ((i + 1) % 5 === 0) seen.push([q.concurrency, q.requestsPerSecond]);
+    }
+    expect(seen.slice(0, 6)).toEqual([
+      [5, 12],
+      [6, 14],
+      [7, 16],
+      [8, 18],
+      [8, 20],
+      [8, 20],
+    ]);
+    expect(q.stats.increases).toBe(5);
+  });
+
+  it('the lowered rate is enforced, not just reported', async () => {
+    const q = new RequestQueue({ concurrency: 50, requestsPerSecond: 10 });
+    q.reportRateLimited(); // 10/s -> 5/s
+    const t = addTasks(q, 12);
+    await vi.advanceTimersByTimeAsync(5000);
+    await t.done;
+    expect(maxInAnyWindow(t.starts, 1000)).toBe(5);
+    expect(perWindow(t.starts, 1000)).toEqual([5, 5, 2]);
+  });
+});
+
+describe('queueOptionsFromEnv', () => {
+  it('reads both variables', () => {
+    expect(queueOptionsFromEnv({ GEO_CONCURRENCY: '16', GEO_REQUESTS_PER_SECOND: ' 50 ' })).toEqual({
+      concurrency: 16,
+      requestsPerSecond: 50,
+    });
+  });
+
+  it('leaves unset and empty variables to the defaults', () => {
+    expect(queueOptionsFromEnv({ GEO_CONCURRENCY: '' })).toEqual({});
+  });
+
+  it.each([
+    ['GEO_CONCURRENCY', 'abc'],
+    ['GEO_CONCURRENCY', '0'],
+    ['GEO_CONCURRENCY', '257'],
+    ['GEO_CONCURRENCY', '2.5'],
+    ['GEO_REQUESTS_PER_SECOND', '-3'],
+    ['GEO_REQUESTS_PER_SECOND', '1e3'],
+  ])('%s=%s is refused with an error naming the variable', (name, value) => {
+    expect(() => queueOptionsFromEnv({ [name]: value })).toThrow(new RegExp(`^${name}: .*"${value}"`));
+  });
+
+  it('lists every bad variable at once', () => {
+    expect(() => queueOptionsFromEnv({ GEO_CONCURRENCY: 'x', GEO_REQUESTS_PER_SECOND: 'y' })).toThrow(
+      /GEO_CONCURRENCY[\s\S]*GEO_REQUESTS_PER_SECOND/,
+    );
+  });
+});

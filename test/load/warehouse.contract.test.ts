@@ -1,0 +1,630 @@
+/**
+ * The Warehouse contract (src/load/warehouse.ts), one suite run against every adapter. Each
+ * test works on its own IDs, so tests share one migrated warehouse per dialect; the migrate
+ * tests get fresh ones.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATA_TABLES, openWarehouse, type Warehouse } from '../../src/load/index.ts';
+import type { Dialect } from '../../src/load/warehouse.ts';
+import { createTempDuckDB } from '../helpers/duckdb.ts';
+import { createTestDatabase, postgresReachable } from '../helpers/postgres.ts';
+import { batch, card, execution, products, rank, screenshot, source, syncRun } from './fixtures.ts';
+
+const DIALECTS: readonly Dialect[] = ['postgres', 'duckdb'];
+const pgUp = await postgresReachable();
+
+/** A fresh, empty warehouse target of the dialect, and how to remove it. */
+async function freshTarget(dialect: Dialect): Promise<{ target: string; drop: () => Promise<void> }> {
+  if (dialect === 'postgres') {
+    const db = await createTestDatabase();
+    return { target: db.url, drop: db.drop };
+  }
+  const db = createTempDuckDB('contract');
+  return { target: db.target, drop: async () => db.remove() };
+}
+
+const GEO_TABLES = [
+  'balance_snapshots',
+  'deductions',
+  'execution_products',
+  'execution_ranks',
+  'execution_screenshots',
+  'execution_sources',
+  'monitoring_tasks',
+  'platform_tasks',
+  'product_cards',
+  'prompt_executions',
+  'schema_migrations',
+  'site_diagnoses',
+  'sync_checkpoints',
+  'sync_rejects',
+  'sync_runs',
+];
+
+for (const dialect of DIALECTS) {
+  describe.skipIf(dialect === 'postgres' && !pgUp)(dialect, () => {
+    const cleanup: (() => Promise<void>)[] = [];
+    let w: Warehouse;
+    let target: string;
+
+    beforeAll(async () => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      target = t.target;
+      w = await openWarehouse(target, { migrate: true });
+    });
+
+    afterAll(async () => {
+      await w?.close();
+      for (const drop of cleanup) await drop();
+    });
+
+    async function tablesOf(warehouse: Warehouse): Promise<string[]> {
+      const rows = await warehouse.query(
+        `SELECT table_name FROM information_schema.tables
+         WHERE table_schema = 'geo' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+      );
+      return rows.map((r) => String(r.table_name)).filter((t) => t !== 'sync_lock');
+    }
+
+    /** Rows of a table for some executions, in key order, without synced_at. */
+    async function rowsOf(table: string, ids: number[], order: string): Promise<Record<string, unknown>[]> {
+      const placeholders = ids.map((_, i) => `$${i + 1}`).join(', ');
+      const rows = await w.query(
+        `SELECT * FROM geo.${table} WHERE prompt_task_id IN (${placeholders}) ORDER BY ${order}`,
+        ids,
+      );
+      return rows.map(({ synced_at: _synced, ...rest }) => rest);
+    }
+
+    describe('migrate', () => {
+      it('applies every migration once; a second migrate applies nothing and re-creates the views', async () => {
+        const t = await freshTarget(dialect);
+        cleanup.push(t.drop);
+        const fresh = await openWarehouse(t.target);
+        try {
+          const first = await fresh.migrate();
+          expect(first.applied).toEqual(['001_init']);
+          expect(first.alreadyApplied).toEqual([]);
+          const second = await fresh.migrate();
+          expect(second).toEqual({ applied: [], alreadyApplied: ['001_init'] });
+          expect(await tablesOf(fresh)).toEqual(GEO_TABLES);
+          expect(await fresh.query('SELECT * FROM geo.brand_rank_daily')).toEqual([]);
+          const ledger = await fresh.query('SELECT version, name FROM geo.schema_migrations');
+          expect(ledger).toEqual([{ version: '001', name: 'init' }]);
+        } finally {
+          await fresh.close();
+        }
+      });
+
+      it('two callers migrating at once end with one set of tables', async () => {
+        const t = await freshTarget(dialect);
+        cleanup.push(t.drop);
+        const [a, b] = await Promise.all([openWarehouse(t.target), openWarehouse(t.target)]);
+        try {
+          const results = await Promise.all([a.migrate(), b.migrate()]);
+          expect(results.flatMap((r) => r.applied)).toEqual(['001_init']);
+          expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init']);
+          expect(await tablesOf(a)).toEqual(GEO_TABLES);
+          expect(await b.query('SELECT count(*) AS n FROM geo.schema_migrations')).toEqual([{ n: 1 }]);
+        } finally {
+          await Promise.all([a.close(), b.close()]);
+        }
+      });
+    });
+
+    it('writing the same batch twice changes nothing', async () => {
+      const b = batch({
+        executions: [execution(101), execution(102, { result_status: 'missing', answer: null })],
+        ranks: [rank(101, 0, 'Acme', 1), rank(101, 1, 'Beta', null), rank(102, 0, 'Acme', 2)],
+        sources: [source(1011, 101, 'a.com'), source(1012, 101, 'b.com'), source(1021, 102, 'a.com')],
+        screenshots: [screenshot(101), screenshot(102)],
+        products: [products(101), products(102, { supported: false, result_status: 'unsupported', total: 0 })],
+        cards: [card(101, 0), card(101, 1)],
+      });
+      await w.writeExecutionBatch(b);
+      const counts = await w.counts();
+      const tables = [
+        ['prompt_executions', 'prompt_task_id'],
+        ['execution_ranks', 'prompt_task_id, ordinal'],
+        ['execution_sources', 'source_id'],
+        ['execution_screenshots', 'prompt_task_id'],
+        ['execution_products', 'prompt_task_id'],
+        ['product_cards', 'prompt_task_id, position'],
+      ] as const;
+      const before = await Promise.all(tables.map(([t, order]) => rowsOf(t, [101, 102], order)));
+
+      await w.writeExecutionBatch(b);
+      expect(await w.counts()).toEqual(counts);
+      const after = await Promise.all(tables.map(([t, order]) => rowsOf(t, [101, 102], order)));
+      expect(after).toEqual(before);
+
+      expect(before[0]!.map((r) => r.prompt_task_id)).toEqual([101, 102]);
+      expect(before[0]![0]).toMatchObject({
+        task_id: 10,
+        date_time: '2026-11-20',
+        answer: 'answer of 101\twith a tab, a newline\nand a backslash \\',
+        created_at: '2026-11-20T08:00:00+08:00',
+        updated_at: null,
+      });
+      expect(before[2]!.map((r) => r.source_id)).toEqual([1011, 1012, 1021]);
+      expect(before[4]![0]).toMatchObject({
+        field_order: ['product_name', 'price'],
+        field_labels: { product_name: '商品', price: '价格' },
+      });
+      expect(before[4]![1]).toMatchObject({ supported: false, field_order: ['product_name', 'price'] });
+      expect(before[5]![0]!.card).toEqual({ product_name: 'p0', price: '¥9.90', extra: { nested: [1, 2] } });
+    });
+
+    it('replaces children: gone sources and cards disappear, NULL positions stay NULL', async () => {
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(201), execution(202)],
+          ranks: [rank(201, 0, 'Acme', 1), rank(201, 1, 'Beta', null), rank(201, 2, 'Gamma', 3)],
+          sources: [source(2011, 201, 'a.com'), source(2012, 201, 'b.com'), source(2021, 202, 'c.com')],
+          cards: [card(202, 0), card(202, 1)],
+        }),
+      );
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(201), execution(202)],
+          ranks: [rank(201, 0, 'Acme', null), rank(201, 1, 'Beta', 2)],
+          sources: [source(2011, 201, 'a.com', { title: 'renamed' }), source(2021, 202, 'c.com')],
+          cards: [],
+        }),
+      );
+      const ranks = await rowsOf('execution_ranks', [201], 'ordinal');
+      expect(ranks.map((r) => [r.ordinal, r.brand, r.position])).toEqual([
+        [0, 'Acme', null],
+        [1, 'Beta', 2],
+      ]);
+      const nulls = await w.query(
+        'SELECT count(*) AS n FROM geo.execution_ranks WHERE prompt_task_id = $1 AND position IS NULL',
+        [201],
+      );
+      expect(nulls).toEqual([{ n: 1 }]);
+      const zeros = await w.query('SELECT count(*) AS n FROM geo.execution_ranks WHERE position = 0');
+      expect(zeros).toEqual([{ n: 0 }]);
+      const sources = await rowsOf('execution_sources', [201, 202], 'source_id');
+      expect(sources.map((s) => [s.source_id, s.title])).toEqual([
+        [2011, 'renamed'],
+        [2021, 'title 2021'],
+      ]);
+      expect(await rowsOf('product_cards', [202], 'position')).toEqual([]);
+    });
+
+    it('a source that moved to another execution is updated, not duplicated', async () => {
+      await w.writeExecutionBatch(batch({ executions: [execution(251)], sources: [source(2501, 251, 'a.com')] }));
+      await w.writeExecutionBatch(batch({ executions: [execution(252)], sources: [source(2501, 252, 'a.com')] }));
+      const rows = await w.query('SELECT prompt_task_id FROM geo.execution_sources WHERE source_id = $1', [2501]);
+      expect(rows).toEqual([{ prompt_task_id: 252 }]);
+    });
+
+    it('duplicate keys inside one batch: the last row wins', async () => {
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(261, { hours: 1 }), execution(261, { hours: 2 })],
+          ranks: [rank(261, 0, 'First', 1), rank(261, 0, 'Second', 2)],
+          sources: [source(2611, 261, 'a.com', { title: 'one' }), source(2611, 261, 'a.com', { title: 'two' })],
+        }),
+      );
+      expect((await rowsOf('prompt_executions', [261], 'prompt_task_id')).map((r) => r.hours)).toEqual([2]);
+      expect((await rowsOf('execution_ranks', [261], 'ordinal')).map((r) => r.brand)).toEqual(['Second']);
+      expect((await rowsOf('execution_sources', [261], 'source_id')).map((r) => r.title)).toEqual(['two']);
+    });
+
+    it('completeUnit deletes unseen executions with their children and records the checkpoint', async () => {
+      const day = '2026-11-10';
+      const other = '2026-11-11';
+      const ids = [301, 302, 303];
+      await w.writeExecutionBatch(
+        batch({
+          executions: [
+            ...ids.map((id) => execution(id, { task_id: 30, date_time: day })),
+            execution(304, { task_id: 30, date_time: other }),
+          ],
+          ranks: [...ids, 304].map((id) => rank(id, 0, 'Acme', 1)),
+          sources: [...ids, 304].map((id) => source(id * 10, id, 'a.com', { task_id: 30 })),
+          screenshots: [...ids, 304].map((id) => screenshot(id, { task_id: 30 })),
+          products: [...ids, 304].map((id) => products(id)),
+          cards: [...ids, 304].map((id) => card(id, 0)),
+        }),
+      );
+      await w.completeUnit({
+        task_id: 30,
+        date: day,
+        seenPromptTaskIds: [301, 303],
+        checkpoint: { task_id: 30, date: day, run_id: 'run-c', finished_at: '2026-11-21T04:31:00+08:00', executions: 2 },
+      });
+      const all = [301, 302, 303, 304];
+      expect((await rowsOf('prompt_executions', all, 'prompt_task_id')).map((r) => r.prompt_task_id)).toEqual([
+        301, 303, 304,
+      ]);
+      for (const table of ['execution_ranks', 'execution_sources', 'execution_screenshots', 'execution_products']) {
+        const rows = await rowsOf(table, all, 'prompt_task_id');
+        expect(rows.map((r) => r.prompt_task_id), table).toEqual([301, 303, 304]);
+      }
+      expect((await rowsOf('product_cards', all, 'prompt_task_id')).map((r) => r.prompt_task_id)).toEqual([
+        301, 303, 304,
+      ]);
+
+      const checkpoints = await w.query(
+        'SELECT task_id, date, run_id, finished_at, executions FROM geo.sync_checkpoints WHERE task_id = $1',
+        [30],
+      );
+      expect(checkpoints).toEqual([
+        { task_id: 30, date: day, run_id: 'run-c', finished_at: '2026-11-21T04:31:00+08:00', executions: 2 },
+      ]);
+      expect(await w.finishedUnits([day, other])).toEqual(new Set([`30|${day}`]));
+      expect(await w.finishedUnits([])).toEqual(new Set());
+
+      // Closing it again (a re-sync) updates the checkpoint; an empty listing empties the unit.
+      await w.completeUnit({
+        task_id: 30,
+        date: day,
+        seenPromptTaskIds: [],
+        checkpoint: { task_id: 30, date: day, run_id: 'run-d', finished_at: '2026-11-22T04:31:00+08:00', executions: 0 },
+      });
+      expect((await rowsOf('prompt_executions', all, 'prompt_task_id')).map((r) => r.prompt_task_id)).toEqual([
+        304,
+      ]);
+      const again = await w.query('SELECT run_id, executions FROM geo.sync_checkpoints WHERE task_id = $1', [30]);
+      expect(again).toEqual([{ run_id: 'run-d', executions: 0 }]);
+    });
+
+    it('runs: insert, update, list newest first', async () => {
+      await w.insertRun(syncRun('run-1', { started_at: '2026-11-19T04:30:00+08:00' }));
+      await w.insertRun(syncRun('run-2', { started_at: '2026-11-20T04:30:00+08:00', kind: 'backfill' }));
+      const done = syncRun('run-1', {
+        started_at: '2026-11-19T04:30:00+08:00',
+        finished_at: '2026-11-19T04:35:10.250+08:00',
+        status: 'partial',
+        rows: { prompt_executions: 40, execution_sources: 300 },
+        requests: 1234,
+        retries: 5,
+        rate_limited: 2,
+        rejects: 1,
+        units_done: 2,
+        units_failed: 1,
+        error: 'one unit failed',
+      });
+      await w.updateRun(done);
+      const runs = await w.listRuns(10);
+      expect(runs.map((r) => r.run_id)).toEqual(['run-2', 'run-1']);
+      expect(runs[1]).toEqual(done);
+      expect(await w.listRuns(1)).toHaveLength(1);
+      // A run that was never inserted is recorded by its update.
+      await w.updateRun(syncRun('run-0', { started_at: '2026-11-18T04:30:00+08:00', status: 'failed' }));
+      expect((await w.listRuns(10)).map((r) => r.run_id)).toEqual(['run-2', 'run-1', 'run-0']);
+      // Instants given in UTC come back as the same instant in +08:00.
+      await w.insertRun(syncRun('run-z', { started_at: '2026-11-17T20:30:00.000Z' }));
+      const z = (await w.listRuns(10)).find((r) => r.run_id === 'run-z');
+      expect(z?.started_at).toBe('2026-11-18T04:30:00+08:00');
+    });
+
+    it('rejects are kept with their payload', async () => {
+      await w.insertRejects([
+        {
+          run_id: 'run-r',
+          endpoint: '/api/v2/geo/task/results',
+          params: { task_id: 10, date: '2026-11-20' },
+          reason: 'prompt_task_id: expected number',
+          raw: { prompt_task_id: 'x', nested: [null, true] },
+          seen_at: '2026-11-21T04:32:00+08:00',
+        },
+        {
+          run_id: 'run-r',
+          endpoint: '/api/v2/geo/prompt/searches',
+          params: { prompt_task_id: 1 },
+          reason: 'bad',
+          raw: null,
+          seen_at: '2026-11-21T04:33:00+08:00',
+        },
+      ]);
+      await w.insertRejects([]);
+      const rows = await w.query(
+        'SELECT id, endpoint, params, raw, seen_at FROM geo.sync_rejects WHERE run_id = $1 ORDER BY id',
+        ['run-r'],
+      );
+      expect(rows.map(({ id: _id, ...r }) => r)).toEqual([
+        {
+          endpoint: '/api/v2/geo/task/results',
+          params: { task_id: 10, date: '2026-11-20' },
+          raw: { prompt_task_id: 'x', nested: [null, true] },
+          seen_at: '2026-11-21T04:32:00+08:00',
+        },
+        {
+          endpoint: '/api/v2/geo/prompt/searches',
+          params: { prompt_task_id: 1 },
+          raw: null,
+          seen_at: '2026-11-21T04:33:00+08:00',
+        },
+      ]);
+      expect(typeof rows[0]!.id).toBe('number');
+      expect(Number(rows[1]!.id)).toBeGreaterThan(Number(rows[0]!.id));
+    });
+
+    it('deductions: upsert by id, exact money, latest day in Asia/Shanghai', async () => {
+      expect(await w.latestDeductionDay()).toBeNull();
+      const d = {
+        id: 9001,
+        user_id: 7,
+        prompt_task_id: 101,
+        diff_amount: '-12345678.1234',
+        before_amount: '99999999999999.9999',
+        after_amount: '0.0001',
+        remark: 'deduction',
+        created_at: '2026-11-19T10:00:00+08:00',
+      };
+      await w.upsertDeductions([d]);
+      // 00:30 in Shanghai is still the previous day in UTC: the day must be Shanghai's.
+      await w.upsertDeductions([{ ...d, id: 9002, created_at: '2026-11-21T00:30:00+08:00' }]);
+      await w.upsertDeductions([{ ...d, remark: 'corrected' }]);
+      expect(await w.latestDeductionDay()).toBe('2026-11-21');
+      const rows = await w.query(
+        'SELECT id, diff_amount, before_amount, after_amount, remark, created_at FROM geo.deductions ORDER BY id',
+      );
+      expect(rows).toEqual([
+        {
+          id: 9001,
+          diff_amount: '-12345678.1234',
+          before_amount: '99999999999999.9999',
+          after_amount: '0.0001',
+          remark: 'corrected',
+          created_at: '2026-11-19T10:00:00+08:00',
+        },
+        {
+          id: 9002,
+          diff_amount: '-12345678.1234',
+          before_amount: '99999999999999.9999',
+          after_amount: '0.0001',
+          remark: 'deduction',
+          created_at: '2026-11-21T00:30:00+08:00',
+        },
+      ]);
+    });
+
+    it('balance snapshots keep money exact and are idempotent by taken_at', async () => {
+      const snap = {
+        taken_at: '2026-11-21T04:30:00+08:00',
+        run_id: 'run-b',
+        user_id: 7,
+        user_name: 'demo',
+        amount: '12345678.1234',
+      };
+      await w.insertBalanceSnapshot(snap);
+      await w.insertBalanceSnapshot(snap);
+      const rows = await w.query('SELECT taken_at, amount, user_name FROM geo.balance_snapshots');
+      expect(rows).toEqual([{ taken_at: '2026-11-21T04:30:00+08:00', amount: '12345678.1234', user_name: 'demo' }]);
+      const sum = await w.query('SELECT CAST(amount * 2 AS VARCHAR) AS twice FROM geo.balance_snapshots');
+      expect(String(sum[0]!.twice)).toMatch(/^24691356\.2468/);
+    });
+
+    it('site diagnoses upsert by diagnosis_id', async () => {
+      const queued = {
+        diagnosis_id: 'd-1',
+        customer_id: 1000,
+        status: 'running',
+        diagnosis_task_id: 't-1',
+        result_ready: false,
+        progress_percent: 40.5,
+        current_step: 'crawl',
+        error: null,
+        project_url: 'https://brand.example',
+        url: 'https://brand.example',
+        is_current_url: true,
+        composite_score: null,
+        summary_text: null,
+        top_issues: null,
+        quick_wins: null,
+        modules_summary: null,
+        platform_scores: null,
+        observation: null,
+        page_diagnostics: null,
+        result_json: null,
+        seen_at: '2026-11-21T04:30:00+08:00',
+      };
+      await w.upsertSiteDiagnoses([queued]);
+      const done = {
+        ...queued,
+        status: 'completed',
+        result_ready: true,
+        progress_percent: 100,
+        current_step: null,
+        composite_score: 72.5,
+        summary_text: 'fine',
+        top_issues: [{ id: 1, title: 'slow' }],
+        result_json: { score: 72.5, modules: { seo: 80 } },
+        seen_at: '2026-11-21T04:40:00+08:00',
+      };
+      await w.upsertSiteDiagnoses([done]);
+      const rows = await w.query('SELECT * FROM geo.site_diagnoses');
+      expect(rows).toHaveLength(1);
+      const { synced_at: _s, ...row } = rows[0]!;
+      expect(row).toEqual(done);
+    });
+
+    it('monitoring and platform tasks: upsert, legacy config and prompts survive a re-sync', async () => {
+      const task = {
+        project_id: 100,
+        customer_id: 1000,
+        project_name: 'Brand watch',
+        brand_cate_desc: 'phones',
+        brand_desc_list: 'Acme\nBeta',
+        status: 1,
+        status_name: 'in progress',
+        created_at: '2026-01-02T03:04:05+08:00',
+        task_count: 2,
+        prompts: ['best phone?', 'cheap phone?'],
+      };
+      const platform = {
+        task_id: 10,
+        project_id: 100,
+        customer_id: 1000,
+        task_name: 'deepseek',
+        model_key: 'deepseek',
+        model_name: 'DeepSeek',
+        engine: 'deepseek',
+        status: 1,
+        status_name: 'in progress',
+      };
+      await w.upsertMonitoringTasks([task]);
+      await w.upsertPlatformTasks([platform]);
+      await w.updateMonitoringTaskConfig([
+        { project_id: 100, week_restart: 0, only_rank: 1, rank_match: 0, brand_urls: ['https://acme.example'], emails: [] },
+      ]);
+      await w.updatePlatformTaskPrompts([{ task_id: 10, prompts: ['best phone?'] }]);
+      await w.upsertMonitoringTasks([{ ...task, project_name: 'Renamed' }]);
+      await w.upsertPlatformTasks([{ ...platform, status: 2 }]);
+
+      const [m] = await w.query('SELECT * FROM geo.monitoring_tasks WHERE project_id = $1', [100]);
+      expect(m).toMatchObject({
+        project_name: 'Renamed',
+        customer_id: 1000,
+        created_at: '2026-01-02T03:04:05+08:00',
+        prompts: ['best phone?', 'cheap phone?'],
+        week_restart: 0,
+        only_rank: 1,
+        brand_urls: ['https://acme.example'],
+        emails: [],
+      });
+      const [p] = await w.query('SELECT status, prompts FROM geo.platform_tasks WHERE task_id = $1', [10]);
+      expect(p).toEqual({ status: 2, prompts: ['best phone?'] });
+      // A config for a monitoring task not stored yet changes nothing.
+      await w.updateMonitoringTaskConfig([
+        { project_id: 999, week_restart: 1, only_rank: 0, rank_match: 1, brand_urls: [], emails: [] },
+      ]);
+      expect(await w.query('SELECT project_id FROM geo.monitoring_tasks WHERE project_id = $1', [999])).toEqual([]);
+    });
+
+    it('timestamps are +08:00 instants', async () => {
+      await w.writeExecutionBatch(
+        batch({
+          executions: [
+            execution(401, { created_at: '2026-11-21T08:00:00+08:00', updated_at: '2026-11-21T00:00:00Z' }),
+          ],
+        }),
+      );
+      const [row] = await w.query(
+        `SELECT created_at, updated_at,
+                CAST(extract(epoch FROM created_at) AS BIGINT) AS created_epoch,
+                CAST(extract(epoch FROM updated_at) AS BIGINT) AS updated_epoch
+         FROM geo.prompt_executions WHERE prompt_task_id = $1`,
+        [401],
+      );
+      expect(row).toEqual({
+        created_at: '2026-11-21T08:00:00+08:00',
+        updated_at: '2026-11-21T08:00:00+08:00',
+        created_epoch: Date.parse('2026-11-21T00:00:00Z') / 1000,
+        updated_epoch: Date.parse('2026-11-21T00:00:00Z') / 1000,
+      });
+    });
+
+    it('views aggregate a hand-built day', async () => {
+      const day = '2026-10-01';
+      const at = { task_id: 50, project_id: 500, customer_id: 5000, date_time: day };
+      await w.writeExecutionBatch(
+        batch({
+          executions: [
+            execution(501, at),
+            execution(502, at),
+            execution(503, at),
+            execution(504, { ...at, result_status: 'missing', answer: null }),
+          ],
+          ranks: [
+            rank(501, 0, 'Acme', 1),
+            rank(501, 1, 'Beta', 2),
+            rank(502, 0, 'Acme', null),
+            rank(502, 1, 'Beta', 1),
+            rank(503, 0, 'Acme', 3),
+            rank(503, 1, 'Acme', 5),
+          ],
+          sources: [
+            source(5011, 501, 'a.com'),
+            source(5012, 501, 'a.com'),
+            source(5021, 502, 'a.com'),
+            source(5022, 502, 'b.com'),
+          ],
+        }),
+      );
+      const brands = await w.query(
+        `SELECT date, customer_id, project_id, task_id, engine, model, brand, appearances, valid_ranks,
+                avg_position, best_position, executions, rank_share
+         FROM geo.brand_rank_daily WHERE task_id = $1 ORDER BY brand`,
+        [50],
+      );
+      const common = { date: day, customer_id: 5000, project_id: 500, task_id: 50, engine: 'deepseek' };
+      expect(brands).toEqual([
+        {
+          ...common,
+          model: 'deepseek-r1',
+          brand: 'Acme',
+          appearances: 4,
+          valid_ranks: 3,
+          avg_position: 3,
+          best_position: 1,
+          executions: 4,
+          rank_share: 0.5,
+        },
+        {
+          ...common,
+          model: 'deepseek-r1',
+          brand: 'Beta',
+          appearances: 2,
+          valid_ranks: 2,
+          avg_position: 1.5,
+          best_position: 1,
+          executions: 4,
+          rank_share: 0.5,
+        },
+      ]);
+      const domains = await w.query(
+        `SELECT date, customer_id, project_id, task_id, domain, citations, executions_citing
+         FROM geo.citation_domains_daily WHERE task_id = $1 ORDER BY domain`,
+        [50],
+      );
+      expect(domains).toEqual([
+        { date: day, customer_id: 5000, project_id: 500, task_id: 50, domain: 'a.com', citations: 3, executions_citing: 2 },
+        { date: day, customer_id: 5000, project_id: 500, task_id: 50, domain: 'b.com', citations: 1, executions_citing: 1 },
+      ]);
+      const daily = await w.query('SELECT * FROM geo.executions_daily WHERE task_id = $1', [50]);
+      expect(daily).toEqual([{ ...common, model: 'deepseek-r1', executions: 4, available: 3, missing: 1 }]);
+    });
+
+    it('counts every data table; query takes $n parameters and refuses writes', async () => {
+      const counts = await w.counts();
+      expect(Object.keys(counts).sort()).toEqual([...DATA_TABLES].sort());
+      for (const n of Object.values(counts)) expect(typeof n).toBe('number');
+      const [row] = await w.query('SELECT count(*) AS n, $1 AS label FROM geo.prompt_executions WHERE task_id = $2', [
+        'x',
+        50,
+      ]);
+      expect(row).toEqual({ n: 4, label: 'x' });
+      await expect(w.query('DELETE FROM geo.prompt_executions')).rejects.toThrow();
+      expect((await w.counts()).prompt_executions).toBe(counts.prompt_executions);
+    });
+
+    it('lock: a second holder is refused and told who holds it; free again after unlock', async () => {
+      const other = await openWarehouse(target);
+      try {
+        expect(await w.tryLock('geo-sync sync pid 1 on test since now')).toEqual({ acquired: true });
+        expect(await w.tryLock('geo-sync sync pid 1 on test since now')).toEqual({ acquired: true });
+        expect(await other.tryLock('geo-sync backfill pid 2')).toEqual({
+          acquired: false,
+          holder: 'geo-sync sync pid 1 on test since now',
+        });
+        await w.unlock();
+        expect(await other.tryLock('geo-sync backfill pid 2')).toEqual({ acquired: true });
+        expect(await w.tryLock('geo-sync sync pid 1')).toMatchObject({
+          acquired: false,
+          holder: 'geo-sync backfill pid 2',
+        });
+      } finally {
+        await other.close();
+      }
+      // close() released it.
+      expect(await w.tryLock('geo-sync sync pid 1')).toEqual({ acquired: true });
+      await w.unlock();
+    });
+  });
+}
