@@ -3,6 +3,7 @@
  * Everything else receives what it needs as arguments.
  */
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import { GeoClient, type RejectedRecord } from './api/client.ts';
 import { RequestQueue } from './api/request-queue.ts';
 import type { Config } from './config.ts';
@@ -34,7 +35,8 @@ export function registerConfigSecrets(config: Config): void {
   if (m?.[1]) registerSecret(decodeURIComponent(m[1]));
 }
 
-export function createApi(config: Config, logger: Logger): Api {
+/** `dispatcher`: an undici Dispatcher used instead of the client's own Pool (benchmarks, tests). */
+export function createApi(config: Config, logger: Logger, opts: { dispatcher?: Dispatcher } = {}): Api {
   if (!config.baseUrl) {
     throw new UsageError('GEO_BASE_URL (baseUrl): required, the API base URL (or try `npx geo-sync demo`)');
   }
@@ -54,6 +56,7 @@ export function createApi(config: Config, logger: Logger): Api {
     retry: { maxAttempts: config.maxAttempts, baseDelayMs: config.retryBaseDelayMs, maxDelayMs: config.retryMaxDelayMs },
     onReject: (r) => sink(r),
     logger,
+    ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
   });
   return {
     client,

@@ -165,6 +165,12 @@ function taskBody(
 export function projectCreate(ctx: Ctx): Reply {
   const r = taskBody(ctx, 'legacyCreate');
   if ('status' in r) return r;
+  // A rule only the server knows (like a real one's uniqueness check): the client cannot check
+  // it before sending, so the server's own 400 message is what the user must see.
+  const name = (r.input.brand ?? '').trim();
+  if (ctx.world.catalog.allMonitoringTasks().some((mt) => mt.readable && mt.project_name === name)) {
+    return legacyFail(400, `监测任务名称已存在: ${name}`);
+  }
   const created = ctx.world.catalog.create(r.input, shanghaiDateTime(ctx.world.now()));
   return { status: 200, body: { success: true, message: '创建成功', data: created } };
 }
