@@ -67,6 +67,8 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     {
       level: opts.level ?? 'info',
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      // Errors are already serialized (and scrubbed) by the log formatter below.
+      serializers: { err: (e: unknown) => e },
       formatters: { log: (obj) => scrubDeep(obj) as Record<string, unknown> },
       hooks: {
         logMethod(args, method) {
