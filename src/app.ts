@@ -46,14 +46,22 @@ export function createApi(config: Config, logger: Logger, opts: { dispatcher?: D
       ? { email: config.email, password: config.password }
       : null;
   if (!auth) throw new UsageError('GEO_API_KEY (apiKey): required, or GEO_EMAIL and GEO_PASSWORD to log in');
-  let sink: (r: RejectedRecord) => void = (r) => logger.warn({ endpoint: r.endpoint, reason: r.reason }, 'record quarantined');
-  const queue = new RequestQueue({ concurrency: config.concurrency, requestsPerSecond: config.requestsPerSecond });
+  let sink: (r: RejectedRecord) => void = (r) =>
+    logger.warn({ endpoint: r.endpoint, reason: r.reason }, 'record quarantined');
+  const queue = new RequestQueue({
+    concurrency: config.concurrency,
+    requestsPerSecond: config.requestsPerSecond,
+  });
   const client = new GeoClient({
     baseUrl: config.baseUrl,
     auth,
     queue,
     timeoutMs: config.timeoutMs,
-    retry: { maxAttempts: config.maxAttempts, baseDelayMs: config.retryBaseDelayMs, maxDelayMs: config.retryMaxDelayMs },
+    retry: {
+      maxAttempts: config.maxAttempts,
+      baseDelayMs: config.retryBaseDelayMs,
+      maxDelayMs: config.retryMaxDelayMs,
+    },
     onReject: (r) => sink(r),
     logger,
     ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
@@ -66,14 +74,23 @@ export function createApi(config: Config, logger: Logger, opts: { dispatcher?: D
     },
     async close() {
       // A login token is revoked when the process is done with it (spec 5.4); keys stay.
-      if ('email' in auth) await client.logout().catch((e: unknown) => logger.warn({ err: e }, 'logout failed'));
+      if ('email' in auth)
+        await client.logout().catch((e: unknown) => logger.warn({ err: e }, 'logout failed'));
       await client.close();
     },
   };
 }
 
-export async function openMigratedWarehouse(config: Config, logger: Logger): Promise<Warehouse> {
-  const warehouse = await openWarehouse(config.warehouse, { logger });
+/** `lockWaitMs`: how long to wait for a DuckDB file another process has open. */
+export async function openMigratedWarehouse(
+  config: Config,
+  logger: Logger,
+  opts: { lockWaitMs?: number } = {},
+): Promise<Warehouse> {
+  const warehouse = await openWarehouse(config.warehouse, {
+    logger,
+    ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
+  });
   await warehouse.migrate();
   return warehouse;
 }

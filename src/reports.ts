@@ -16,11 +16,19 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
 /** Display width: CJK characters take two columns in a terminal. */
 function width(s: string): number {
   let w = 0;
-  for (const ch of s) w += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(ch) ? 2 : 1;
+  for (const ch of s)
+    w += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(
+      ch,
+    )
+      ? 2
+      : 1;
   return w;
 }
 
-export async function analystReport(warehouse: Warehouse, opts: { brandsPerPlatform?: number; domains?: number } = {}) {
+export async function analystReport(
+  warehouse: Warehouse,
+  opts: { brandsPerPlatform?: number; domains?: number } = {},
+) {
   const counts = await warehouse.counts();
   const brands = await warehouse.query(reportSql('top-brands'), [3]);
   const perPlatform = new Map<string, Record<string, unknown>[]>();
@@ -31,7 +39,13 @@ export async function analystReport(warehouse: Warehouse, opts: { brandsPerPlatf
   }
   const domains = await warehouse.query(reportSql('top-domains'), [opts.domains ?? 10]);
 
-  const out: string[] = ['Rows per table', table(Object.entries(counts).map(([t, n]) => ({ table: t, rows: n })), ['table', 'rows'])];
+  const out: string[] = [
+    'Rows per table',
+    table(
+      Object.entries(counts).map(([t, n]) => ({ table: t, rows: n })),
+      ['table', 'rows'],
+    ),
+  ];
   out.push('', 'Top brands by average rank, per platform (valid ranks only; lower is better)');
   for (const [engine, list] of perPlatform) {
     out.push('', `[${engine}]`, table(list, ['brand', 'avg_position', 'best_position', 'valid_ranks']));

@@ -4,7 +4,15 @@ import { isGeoApiError } from '../api/errors.ts';
 import type { SiteDiagnosis } from '../api/schemas/diagnosis.ts';
 import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
 import { toSiteDiagnosisRow } from '../transform/account.ts';
-import { action, configFrom, loggerFor, parseId, parsePositiveInt, withCommonOptions, type CommonOpts } from './common.ts';
+import {
+  action,
+  configFrom,
+  loggerFor,
+  parseId,
+  parsePositiveInt,
+  withCommonOptions,
+  type CommonOpts,
+} from './common.ts';
 
 export function whoamiCommand(): Command {
   return withCommonOptions(new Command('whoami'))
@@ -41,7 +49,8 @@ function describeDiagnosis(d: SiteDiagnosis): string {
   if (d.url) parts.push(`url ${d.url}`);
   if (d.is_current_url === false) parts.push('(the project URL changed since: consider --force-refresh)');
   if (d.result_ready) parts.push(`result ready, composite score ${d.result?.composite_score ?? 'n/a'}`);
-  if (d.status === 'failed') parts.push(`error: ${typeof d.error === 'string' ? d.error : JSON.stringify(d.error ?? null)}`);
+  if (d.status === 'failed')
+    parts.push(`error: ${typeof d.error === 'string' ? d.error : JSON.stringify(d.error ?? null)}`);
   return parts.join(', ');
 }
 
@@ -50,11 +59,17 @@ function explainDiagnosisError(e: unknown, customerId: number): Error {
   if (!isGeoApiError(e)) return e as Error;
   switch (e.code) {
     case 'FORBIDDEN':
-      return new Error(`project ${customerId}: 403 forbidden: the account is blocked, or the key is not the project owner's or an administrator's (web sharing does not grant API permission)`);
+      return new Error(
+        `project ${customerId}: 403 forbidden: the account is blocked, or the key is not the project owner's or an administrator's (web sharing does not grant API permission)`,
+      );
     case 'NOT_FOUND':
-      return new Error(`project ${customerId}: 404: no such page project, or this key may not access it (use the page project ID, the number after /partner/)`);
+      return new Error(
+        `project ${customerId}: 404: no such page project, or this key may not access it (use the page project ID, the number after /partner/)`,
+      );
     case 'BAD_REQUEST':
-      return new Error(`project ${customerId}: ${e.status ?? 422} refused by the server: ${e.serverMessage ?? e.message}`);
+      return new Error(
+        `project ${customerId}: ${e.status ?? 422} refused by the server: ${e.serverMessage ?? e.message}`,
+      );
     default:
       return e;
   }
@@ -69,40 +84,53 @@ export function diagnoseCommand(): Command {
     .option('--poll-seconds <n>', 'seconds between polls (the spec recommends 10)', parsePositiveInt, 10)
     .option('--timeout-minutes <n>', 'give up waiting after this long', parsePositiveInt, 60)
     .action(
-      action(async (opts: CommonOpts & { customer: number; forceRefresh: boolean; wait: boolean; pollSeconds: number; timeoutMinutes: number }) => {
-        const config = configFrom(opts);
-        const logger = loggerFor(config);
-        const api = createApi(config, logger);
-        const warehouse = await openMigratedWarehouse(config, logger);
-        try {
-          let d: SiteDiagnosis;
+      action(
+        async (
+          opts: CommonOpts & {
+            customer: number;
+            forceRefresh: boolean;
+            wait: boolean;
+            pollSeconds: number;
+            timeoutMinutes: number;
+          },
+        ) => {
+          const config = configFrom(opts);
+          const logger = loggerFor(config);
+          const api = createApi(config, logger);
+          const warehouse = await openMigratedWarehouse(config, logger);
           try {
-            const started = await api.client.startSiteDiagnosis({
-              project_id: opts.customer,
-              ...(opts.forceRefresh ? { force_refresh: true } : {}),
-            });
-            d = started.diagnosis;
-            process.stdout.write(
-              `${started.httpStatus === 202 || d.created ? 'new diagnosis created' : 'existing diagnosis reused'}: ${describeDiagnosis(d)}\n`,
-            );
-            const deadline = Date.now() + opts.timeoutMinutes * 60_000;
-            while (opts.wait && !d.result_ready && d.status !== 'failed') {
-              if (Date.now() > deadline) throw new UsageError(`gave up waiting after ${opts.timeoutMinutes} minutes; run again with --wait to keep polling`);
-              await new Promise((r) => setTimeout(r, opts.pollSeconds * 1000));
-              d = await api.client.getSiteDiagnosis({ project_id: opts.customer });
-              process.stdout.write(`  ${new Date().toISOString()} ${describeDiagnosis(d)}\n`);
+            let d: SiteDiagnosis;
+            try {
+              const started = await api.client.startSiteDiagnosis({
+                project_id: opts.customer,
+                ...(opts.forceRefresh ? { force_refresh: true } : {}),
+              });
+              d = started.diagnosis;
+              process.stdout.write(
+                `${started.httpStatus === 202 || d.created ? 'new diagnosis created' : 'existing diagnosis reused'}: ${describeDiagnosis(d)}\n`,
+              );
+              const deadline = Date.now() + opts.timeoutMinutes * 60_000;
+              while (opts.wait && !d.result_ready && d.status !== 'failed') {
+                if (Date.now() > deadline)
+                  throw new UsageError(
+                    `gave up waiting after ${opts.timeoutMinutes} minutes; run again with --wait to keep polling`,
+                  );
+                await new Promise((r) => setTimeout(r, opts.pollSeconds * 1000));
+                d = await api.client.getSiteDiagnosis({ project_id: opts.customer });
+                process.stdout.write(`  ${new Date().toISOString()} ${describeDiagnosis(d)}\n`);
+              }
+            } catch (e) {
+              throw explainDiagnosisError(e, opts.customer);
             }
-          } catch (e) {
-            throw explainDiagnosisError(e, opts.customer);
+            const row = toSiteDiagnosisRow(opts.customer, d, new Date());
+            if (row) await warehouse.upsertSiteDiagnoses([row]);
+            process.stdout.write(`stored in geo.site_diagnoses (${warehouse.description})\n`);
+            return d.status === 'failed' ? 1 : 0;
+          } finally {
+            await warehouse.close();
+            await api.close();
           }
-          const row = toSiteDiagnosisRow(opts.customer, d, new Date());
-          if (row) await warehouse.upsertSiteDiagnoses([row]);
-          process.stdout.write(`stored in geo.site_diagnoses (${warehouse.description})\n`);
-          return d.status === 'failed' ? 1 : 0;
-        } finally {
-          await warehouse.close();
-          await api.close();
-        }
-      }),
+        },
+      ),
     );
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { isCalendarDay } from '../api/schemas/common.ts';
 import { UsageError, registerConfigSecrets } from '../app.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { WarehouseLockedError } from '../load/errors.ts';
 import { createLogger, scrubSecrets } from '../log.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
@@ -14,12 +15,14 @@ export function parseDay(value: string): string {
 }
 
 export function parseId(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected an ID (a non-negative integer), got "${value}"`);
+  if (!/^\d+$/.test(value))
+    throw new InvalidArgumentError(`expected an ID (a non-negative integer), got "${value}"`);
   return Number(value);
 }
 
 export function parsePositiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
   return Number(value);
 }
 
@@ -34,9 +37,15 @@ export function withCommonOptions(cmd: Command): Command {
     .option('--base-url <url>', 'API base URL (GEO_BASE_URL)')
     .option('--warehouse <target>', 'duckdb:<file> or postgres:// URL (GEO_WAREHOUSE)')
     .option('--concurrency <n>', 'requests in flight at once (GEO_CONCURRENCY)', parsePositiveInt)
-    .option('--requests-per-second <n>', 'request starts per second (GEO_REQUESTS_PER_SECOND)', parsePositiveInt)
+    .option(
+      '--requests-per-second <n>',
+      'request starts per second (GEO_REQUESTS_PER_SECOND)',
+      parsePositiveInt,
+    )
     .addOption(new Option('--log-level <level>', 'log level (GEO_LOG_LEVEL)'))
-    .addOption(new Option('--log-format <format>', 'log format (GEO_LOG_FORMAT)').choices(['auto', 'json', 'pretty']));
+    .addOption(
+      new Option('--log-format <format>', 'log format (GEO_LOG_FORMAT)').choices(['auto', 'json', 'pretty']),
+    );
 }
 
 export interface CommonOpts {
@@ -84,6 +93,13 @@ export function exitOnError(e: unknown): never {
     process.stderr.write(`${e.message}\n`);
     process.exit(EXIT.locked);
   }
+  if (e instanceof WarehouseLockedError) {
+    // A DuckDB file is open in another process: the same situation as a held lock.
+    process.stderr.write(
+      `another process has the warehouse open${e.holder ? `: ${e.holder}` : ''} (use --wait-for-lock to wait)\n`,
+    );
+    process.exit(EXIT.locked);
+  }
   const message = e instanceof Error ? e.message : String(e);
   process.stderr.write(`error: ${scrubSecrets(message)}\n`);
   process.exit(EXIT.failure);
@@ -108,10 +124,16 @@ export function abortOnSignals(logger: Logger): { signal: AbortSignal; dispose()
   const onSignal = (sig: NodeJS.Signals) => {
     count++;
     if (count > 1) {
-      logger.warn({ signal: sig }, 'second signal: exiting now; unfinished units have no checkpoint and are redone');
+      logger.warn(
+        { signal: sig },
+        'second signal: exiting now; unfinished units have no checkpoint and are redone',
+      );
       process.exit(EXIT.interrupted);
     }
-    logger.warn({ signal: sig }, 'stopping: finishing in-flight work, no new units (signal again to exit at once)');
+    logger.warn(
+      { signal: sig },
+      'stopping: finishing in-flight work, no new units (signal again to exit at once)',
+    );
     controller.abort(new Error(`interrupted by ${sig}`));
   };
   process.on('SIGINT', onSignal);

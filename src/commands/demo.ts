@@ -49,14 +49,22 @@ export function demoCommand(): Command {
         // The simulator is local: no need for the polite defaults meant for the real API.
         const config = loadConfig({
           env: { ...process.env, GEO_API_KEY: undefined, GEO_EMAIL: undefined, GEO_PASSWORD: undefined },
-          overrides: { baseUrl: sim.url, apiKey, warehouse: opts.warehouse, concurrency: 16, requestsPerSecond: 5000 },
+          overrides: {
+            baseUrl: sim.url,
+            apiKey,
+            warehouse: opts.warehouse,
+            concurrency: 16,
+            requestsPerSecond: 5000,
+          },
         });
         const logger = loggerFor(config);
         const api = createApi(config, logger);
         const warehouse = await openMigratedWarehouse(config, logger);
         const yesterday = shanghaiYesterday();
         const dates = daysBetween(addDays(yesterday, -(opts.days - 1)), yesterday);
-        process.stdout.write(`geo-sync demo: simulator at ${sim.url}, syncing ${dates[0]} .. ${yesterday} into ${warehouse.description}\n`);
+        process.stdout.write(
+          `geo-sync demo: simulator at ${sim.url}, syncing ${dates[0]} .. ${yesterday} into ${warehouse.description}\n`,
+        );
         const progress = createProgressReporter({ tty: Boolean(process.stderr.isTTY), logger });
         try {
           const summary = await runLocked(api, warehouse, config, logger, {
@@ -71,7 +79,9 @@ export function demoCommand(): Command {
           progress.stop();
           process.stdout.write(formatSummary(summary) + '\n\n');
           process.stdout.write((await analystReport(warehouse)) + '\n');
-          process.stdout.write(`\nQuery it yourself: the views geo.brand_rank_daily, geo.citation_domains_daily, geo.executions_daily in ${warehouse.description}\n`);
+          process.stdout.write(
+            `\nQuery it yourself: the views geo.brand_rank_daily, geo.citation_domains_daily, geo.executions_daily in ${warehouse.description}\n`,
+          );
           return exitCodeOf(summary.status);
         } finally {
           progress.stop();

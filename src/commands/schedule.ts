@@ -24,13 +24,19 @@ export function scheduleCommand(): Command {
   return withCommonOptions(new Command('schedule'))
     .description('run sync on a schedule (Asia/Shanghai): yesterday plus the look-back window')
     .option('--cron <expr>', 'cron expression, Asia/Shanghai time (GEO_SCHEDULE; default "30 4 * * *")')
-    .option('--lookback-days <n>', 'days before yesterday re-read every run (GEO_LOOKBACK_DAYS; default 3)', (v) => Number(v))
+    .option(
+      '--lookback-days <n>',
+      'days before yesterday re-read every run (GEO_LOOKBACK_DAYS; default 3)',
+      (v) => Number(v),
+    )
     .option('--run-now', 'also run once at start', false)
     .action(
       action(async (opts: ScheduleOpts) => {
         const config = configFrom(opts, { schedule: opts.cron, lookbackDays: opts.lookbackDays });
         if (!cron.validate(config.schedule)) {
-          throw new UsageError(`GEO_SCHEDULE (schedule): "${config.schedule}" is not a valid cron expression`);
+          throw new UsageError(
+            `GEO_SCHEDULE (schedule): "${config.schedule}" is not a valid cron expression`,
+          );
         }
         const logger = loggerFor(config);
         const api = createApi(config, logger);
@@ -52,7 +58,11 @@ export function scheduleCommand(): Command {
                 dates,
                 customers: config.customers,
                 force: false,
-                args: { schedule: config.schedule, lookbackDays: config.lookbackDays, dates: `${dates[0]}..${dates[dates.length - 1]}` },
+                args: {
+                  schedule: config.schedule,
+                  lookbackDays: config.lookbackDays,
+                  dates: `${dates[0]}..${dates[dates.length - 1]}`,
+                },
                 waitForLockMs: 0,
                 signal: controller.signal,
               });
@@ -70,7 +80,10 @@ export function scheduleCommand(): Command {
         };
 
         const task = cron.schedule(config.schedule, () => void runOnce(), { timezone: 'Asia/Shanghai' });
-        logger.info({ schedule: config.schedule, timezone: 'Asia/Shanghai', lookbackDays: config.lookbackDays }, 'scheduler started');
+        logger.info(
+          { schedule: config.schedule, timezone: 'Asia/Shanghai', lookbackDays: config.lookbackDays },
+          'scheduler started',
+        );
         if (opts.runNow) void runOnce();
 
         await new Promise<void>((resolve) => {

@@ -31,13 +31,18 @@ interface SyncOpts extends CommonOpts {
 
 function withRunOptions(cmd: Command): Command {
   return withCommonOptions(cmd)
-    .option('--customer <id>', 'page project ID (customer_id) to sync; repeatable or comma-separated', collectIds)
+    .option(
+      '--customer <id>',
+      'page project ID (customer_id) to sync; repeatable or comma-separated',
+      collectIds,
+    )
     .option('--force', 're-sync units already finished', false)
     .option('--dry-run', 'print the plan (units, estimated requests) and write nothing', false)
     .addOption(
-      new Option('--wait-for-lock <seconds>', 'wait this long for another run to finish instead of exiting').argParser(
-        (v) => Number(v),
-      ),
+      new Option(
+        '--wait-for-lock <seconds>',
+        'wait this long for another run to finish instead of exiting',
+      ).argParser((v) => Number(v)),
     )
     .option('--no-progress', 'no progress bar or progress lines');
 }
@@ -52,7 +57,11 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
   const config = configFrom(opts, opts.customer?.length ? { customers: opts.customer } : {});
   const logger = loggerFor(config);
   const api = createApi(config, logger);
-  const args = { dates: dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`, customers: config.customers, force: Boolean(opts.force) };
+  const args = {
+    dates: dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`,
+    customers: config.customers,
+    force: Boolean(opts.force),
+  };
   try {
     if (opts.dryRun) {
       const warehouse = await openWarehouse(config.warehouse, { logger });
@@ -86,9 +95,12 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       }
     }
 
-    const warehouse = await openMigratedWarehouse(config, logger);
+    const warehouse = await openMigratedWarehouse(config, logger, {
+      lockWaitMs: Math.max(2000, (opts.waitForLock ?? 0) * 1000),
+    });
     const signals = abortOnSignals(logger);
-    const progress = opts.progress === false ? null : createProgressReporter({ tty: Boolean(process.stderr.isTTY), logger });
+    const progress =
+      opts.progress === false ? null : createProgressReporter({ tty: Boolean(process.stderr.isTTY), logger });
     try {
       const summary = await runLocked(api, warehouse, config, logger, {
         kind,
@@ -118,7 +130,9 @@ export function syncCommand(): Command {
     .description('sync one day (default: yesterday in Asia/Shanghai)')
     .option('--date <YYYY-MM-DD>', 'the day to sync', parseDay)
     .action(
-      action(async (opts: SyncOpts & { date?: string }) => runDates('sync', [opts.date ?? shanghaiYesterday()], opts)),
+      action(async (opts: SyncOpts & { date?: string }) =>
+        runDates('sync', [opts.date ?? shanghaiYesterday()], opts),
+      ),
     );
 }
 

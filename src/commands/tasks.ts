@@ -37,7 +37,9 @@ function fieldOptions(cmd: Command): Command {
     .requiredOption('--brand-desc <list>', 'comma-separated brands, e.g. "石头,科沃斯"')
     .requiredOption('--prompts <list>', 'comma-separated questions')
     .requiredOption('--platforms <list>', `comma-separated platforms: ${ALLOWED_AI_PLATFORMS.join(', ')}`)
-    .addOption(new Option('--week-restart <n>', '0 daily, 1 weekly, 2 this run only, 3 re-check').argParser(int))
+    .addOption(
+      new Option('--week-restart <n>', '0 daily, 1 weekly, 2 this run only, 3 re-check').argParser(int),
+    )
     .addOption(new Option('--only-rank <n>', '0 no, 1 yes').argParser(int))
     .addOption(new Option('--rank-match <n>', 'exact rank matching: 0 no, 1 yes').argParser(int));
 }
@@ -58,29 +60,48 @@ function bodyOf(o: TaskFields) {
 }
 
 /** Checks a body with the endpoint's own parameter schema; one line per problem, naming the flag. */
-function check<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, body: unknown): T {
+function check<T>(
+  schema: {
+    safeParse(
+      v: unknown,
+    ):
+      | { success: true; data: T }
+      | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  body: unknown,
+): T {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
   throw new UsageError(
-    r.error.issues.map((i) => `${FLAG_OF[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join('\n       '),
+    r.error.issues
+      .map((i) => `${FLAG_OF[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`)
+      .join('\n       '),
   );
 }
 
 /** The server's 400 message, shown as is. */
 function serverRefusal(e: unknown): never {
-  if (isGeoApiError(e) && e.code === 'BAD_REQUEST') throw new UsageError(`refused by the server: ${e.serverMessage ?? e.message}`);
-  if (isGeoApiError(e) && e.code === 'NOT_FOUND') throw new UsageError(`not found: ${e.serverMessage ?? 'no such monitoring task (number_id)'}`);
+  if (isGeoApiError(e) && e.code === 'BAD_REQUEST')
+    throw new UsageError(`refused by the server: ${e.serverMessage ?? e.message}`);
+  if (isGeoApiError(e) && e.code === 'NOT_FOUND')
+    throw new UsageError(`not found: ${e.serverMessage ?? 'no such monitoring task (number_id)'}`);
   throw e;
 }
 
 export function tasksCommand(): Command {
-  const tasks = new Command('tasks').description('list, show, create and edit monitoring tasks (legacy endpoints)');
+  const tasks = new Command('tasks').description(
+    'list, show, create and edit monitoring tasks (legacy endpoints)',
+  );
 
   tasks.addCommand(
     withCommonOptions(new Command('list'))
       .description('monitoring tasks the key can read')
       .option('--customer <id>', 'only this page project (my_project_id)', parseId)
-      .option('--status <n>', '-3 all, -2 paused for arrears, -1 paused, 0 pending, 1 in progress, 2 completed', (v) => Number(v))
+      .option(
+        '--status <n>',
+        '-3 all, -2 paused for arrears, -1 paused, 0 pending, 1 in progress, 2 completed',
+        (v) => Number(v),
+      )
       .option('--json', 'one JSON object per line', false)
       .action(
         action(async (opts: CommonOpts & { customer?: number; status?: number; json: boolean }) => {
@@ -158,7 +179,9 @@ export function tasksCommand(): Command {
           const api = createApi(config, loggerFor(config));
           try {
             const message = await api.client.legacyProjectEdit(body).catch(serverRefusal);
-            process.stdout.write(`edited monitoring task ${opts.numberId}${message ? `: ${String(message)}` : ''}\n`);
+            process.stdout.write(
+              `edited monitoring task ${opts.numberId}${message ? `: ${String(message)}` : ''}\n`,
+            );
           } finally {
             await api.close();
           }

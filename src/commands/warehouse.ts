@@ -1,7 +1,14 @@
 /** `geo-sync migrate` and `geo-sync runs`. */
 import { Command } from 'commander';
 import { openWarehouse } from '../load/index.ts';
-import { action, configFrom, loggerFor, parsePositiveInt, withCommonOptions, type CommonOpts } from './common.ts';
+import {
+  action,
+  configFrom,
+  loggerFor,
+  parsePositiveInt,
+  withCommonOptions,
+  type CommonOpts,
+} from './common.ts';
 
 export function migrateCommand(): Command {
   return withCommonOptions(new Command('migrate'))
@@ -38,13 +45,45 @@ export function runsCommand(): Command {
             for (const r of runs) process.stdout.write(JSON.stringify(r) + '\n');
             return;
           }
-          const header = ['run_id', 'kind', 'status', 'started_at', 'seconds', 'units', 'failed', 'requests', 'retries', '429s', 'rejects'];
+          const header = [
+            'run_id',
+            'kind',
+            'status',
+            'started_at',
+            'seconds',
+            'units',
+            'failed',
+            'requests',
+            'retries',
+            '429s',
+            'rejects',
+          ];
           const lines = runs.map((r) => {
-            const secs = r.finished_at ? ((Date.parse(r.finished_at) - Date.parse(r.started_at)) / 1000).toFixed(1) : '-';
-            return [r.run_id, r.kind, r.status, r.started_at, secs, `${r.units_done}/${r.units_total}`, r.units_failed, r.requests, r.retries, r.rate_limited, r.rejects].map(String);
+            const secs = r.finished_at
+              ? ((Date.parse(r.finished_at) - Date.parse(r.started_at)) / 1000).toFixed(1)
+              : '-';
+            return [
+              r.run_id,
+              r.kind,
+              r.status,
+              r.started_at,
+              secs,
+              `${r.units_done}/${r.units_total}`,
+              r.units_failed,
+              r.requests,
+              r.retries,
+              r.rate_limited,
+              r.rejects,
+            ].map(String);
           });
           const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-          for (const row of [header, ...lines]) process.stdout.write(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd() + '\n');
+          for (const row of [header, ...lines])
+            process.stdout.write(
+              row
+                .map((c, i) => c.padEnd(widths[i]!))
+                .join('  ')
+                .trimEnd() + '\n',
+            );
           if (runs.length === 0) process.stdout.write('no runs yet\n');
         } finally {
           await warehouse.close();

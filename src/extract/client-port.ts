@@ -42,7 +42,8 @@ export function apiPortFromClient(client: GeoClient): ApiPort {
     // Legacy renames (spec 1): the legacy `task_id` is the execution (`prompt_task_id`).
     legacyTaskDetail: (prompt_task_id) => client.legacyTaskDetail({ task_id: prompt_task_id }),
     // `page` is sent so the server returns `pagination` and every page can be read.
-    legacySources: (prompt_task_id) => collect(client.all.legacyTaskSearches({ task_id: prompt_task_id, page: 1 })),
+    legacySources: (prompt_task_id) =>
+      collect(client.all.legacyTaskSearches({ task_id: prompt_task_id, page: 1 })),
     siteDiagnosis: (customer_id) => client.getSiteDiagnosis({ project_id: customer_id }),
     balance: () => client.balance(),
     deductions: (params) => client.all.deductionDetails(params),

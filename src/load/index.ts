@@ -11,6 +11,7 @@ import type { Warehouse } from './warehouse.ts';
 
 export { parseWarehouseTarget, maskPassword, WarehouseTargetError, type WarehouseTarget } from './target.ts';
 export * from './warehouse.ts';
+export { WarehouseLockedError } from './errors.ts';
 
 export interface OpenWarehouseOptions {
   /** @default a silent logger */

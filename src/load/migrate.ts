@@ -56,7 +56,12 @@ export async function readMigrations(dialect: Dialect, dir = sqlDirectory(dialec
     const version = m[1]!;
     if (seen.has(version)) throw new Error(`two migrations numbered ${version} in ${dir}`);
     seen.add(version);
-    migrations.push({ version, name: m[2]!, id: `${version}_${m[2]!}`, sql: await readFile(dir + file, 'utf8') });
+    migrations.push({
+      version,
+      name: m[2]!,
+      id: `${version}_${m[2]!}`,
+      sql: await readFile(dir + file, 'utf8'),
+    });
   }
   if (migrations.length === 0) throw new Error(`no migrations found in ${dir}`);
   return { migrations, views: await readFile(`${dir}views.sql`, 'utf8') };

@@ -38,15 +38,7 @@ import type {
 } from '../transform/rows.ts';
 
 export type ColumnKind =
-  | 'bigint'
-  | 'integer'
-  | 'double'
-  | 'boolean'
-  | 'text'
-  | 'date'
-  | 'timestamptz'
-  | 'money'
-  | 'json';
+  'bigint' | 'integer' | 'double' | 'boolean' | 'text' | 'date' | 'timestamptz' | 'money' | 'json';
 
 export interface Column<R> {
   readonly name: keyof R & string;
@@ -84,7 +76,7 @@ export function nonKeyColumns<R>(spec: TableSpec<R>): readonly Column<R>[] {
 }
 
 /** `geo.<table>`. */
-export function qualified(spec: TableSpec<unknown>): string {
+export function qualified(spec: { readonly table: string }): string {
   return `geo.${spec.table}`;
 }
 
@@ -107,14 +99,18 @@ export const MONITORING_TASKS = defineTable<MonitoringTaskRow>('monitoring_tasks
 });
 
 /** The legacy configuration columns of monitoring_tasks (updated, never inserted). */
-export const MONITORING_TASK_CONFIG = defineTable<MonitoringTaskConfigRow>('monitoring_tasks', ['project_id'], {
-  project_id: 'bigint',
-  week_restart: 'integer',
-  only_rank: 'integer',
-  rank_match: 'integer',
-  brand_urls: 'json',
-  emails: 'json',
-});
+export const MONITORING_TASK_CONFIG = defineTable<MonitoringTaskConfigRow>(
+  'monitoring_tasks',
+  ['project_id'],
+  {
+    project_id: 'bigint',
+    week_restart: 'integer',
+    only_rank: 'integer',
+    rank_match: 'integer',
+    brand_urls: 'json',
+    emails: 'json',
+  },
+);
 
 export const PLATFORM_TASKS = defineTable<PlatformTaskRow>('platform_tasks', ['task_id'], {
   task_id: 'bigint',
@@ -156,15 +152,19 @@ export const PROMPT_EXECUTIONS = defineTable<PromptExecutionRow>('prompt_executi
   updated_at: 'timestamptz',
 });
 
-export const EXECUTION_RANKS = defineTable<ExecutionRankRow>('execution_ranks', ['prompt_task_id', 'ordinal'], {
-  prompt_task_id: 'bigint',
-  ordinal: 'integer',
-  brand: 'text',
-  brand_short: 'text',
-  position: 'integer',
-  visibility: 'bigint',
-  score: 'bigint',
-});
+export const EXECUTION_RANKS = defineTable<ExecutionRankRow>(
+  'execution_ranks',
+  ['prompt_task_id', 'ordinal'],
+  {
+    prompt_task_id: 'bigint',
+    ordinal: 'integer',
+    brand: 'text',
+    brand_short: 'text',
+    position: 'integer',
+    visibility: 'bigint',
+    score: 'bigint',
+  },
+);
 
 export const EXECUTION_SOURCES = defineTable<ExecutionSourceRow>('execution_sources', ['source_id'], {
   source_id: 'bigint',
@@ -197,14 +197,18 @@ export const EXECUTION_SCREENSHOTS = defineTable<ExecutionScreenshotRow>(
   },
 );
 
-export const EXECUTION_PRODUCTS = defineTable<ExecutionProductsRow>('execution_products', ['prompt_task_id'], {
-  prompt_task_id: 'bigint',
-  supported: 'boolean',
-  result_status: 'text',
-  total: 'integer',
-  field_order: 'json',
-  field_labels: 'json',
-});
+export const EXECUTION_PRODUCTS = defineTable<ExecutionProductsRow>(
+  'execution_products',
+  ['prompt_task_id'],
+  {
+    prompt_task_id: 'bigint',
+    supported: 'boolean',
+    result_status: 'text',
+    total: 'integer',
+    field_order: 'json',
+    field_labels: 'json',
+  },
+);
 
 export const PRODUCT_CARDS = defineTable<ProductCardRow>('product_cards', ['prompt_task_id', 'position'], {
   prompt_task_id: 'bigint',

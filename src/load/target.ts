@@ -60,7 +60,9 @@ export function parseWarehouseTarget(target: string, cwd: string = process.cwd()
     if (!u.hostname && !u.searchParams.has('host')) {
       throw new WarehouseTargetError(`no host in "${maskPassword(text)}"`);
     }
-    const password = u.password ? decodeURIComponent(u.password) : (u.searchParams.get('password') ?? undefined);
+    const password = u.password
+      ? decodeURIComponent(u.password)
+      : (u.searchParams.get('password') ?? undefined);
     return { dialect: 'postgres', url: text, description: maskPassword(text), password };
   }
   throw new WarehouseTargetError(`unsupported warehouse "${maskPassword(text)}"`);

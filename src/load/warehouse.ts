@@ -69,8 +69,11 @@ export interface Warehouse {
   upsertPlatformTasks(rows: readonly PlatformTaskRow[]): Promise<void>;
   updatePlatformTaskPrompts(rows: readonly PlatformTaskPromptsRow[]): Promise<void>;
 
-  /** One transaction: upsert executions, replace their children (see ExecutionBatch). */
-  writeExecutionBatch(batch: ExecutionBatch): Promise<void>;
+  /**
+   * One transaction: upsert executions, replace their children (see ExecutionBatch), then close
+   * the given units (as completeUnit does). A unit's checkpoint thus commits with its last rows.
+   */
+  writeExecutionBatch(batch: ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void>;
 
   /**
    * One transaction: delete the unit's executions (and their children) that the API no longer

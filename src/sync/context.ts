@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import type { Warehouse } from '../load/warehouse.ts';
-import type { ExecutionBatch, Json, RejectRow } from '../transform/rows.ts';
-import { batchRowCounts } from './batch.ts';
+import type { Json, RejectRow } from '../transform/rows.ts';
+import { GroupWriter } from './writer.ts';
 
 export interface RunCounters {
   rows: Record<string, number>;
@@ -47,6 +47,9 @@ export class RunContext {
   /** prompt_task_ids of quarantined task/results items, per unit key: still listed upstream. */
   private readonly rejectedByUnit = new Map<string, number[]>();
 
+  /** One group-commit writer per run: every unit's rows and completions go through it. */
+  readonly writer: GroupWriter;
+
   constructor(
     readonly runId: string,
     readonly api: ApiPort,
@@ -55,7 +58,18 @@ export class RunContext {
     readonly config: Config,
     readonly signal: AbortSignal | undefined,
     readonly now: () => Date,
-  ) {}
+  ) {
+    this.writer = new GroupWriter(
+      async (batch, completions) => {
+        // Rejects first, in their own statement: a checkpoint is never committed before the
+        // quarantine rows of its unit.
+        await this.flushRejects();
+        await warehouse.writeExecutionBatch(batch, completions);
+      },
+      Math.max(1, config.batchSize) * 4,
+      this.counters.rows,
+    );
+  }
 
   addRows(table: string, n: number): void {
     this.counters.rows[table] = (this.counters.rows[table] ?? 0) + n;
@@ -91,11 +105,5 @@ export class RunContext {
     const rows = this.pendingRejects;
     this.pendingRejects = [];
     await this.warehouse.insertRejects(rows);
-  }
-
-  async writeBatch(batch: ExecutionBatch): Promise<void> {
-    await this.warehouse.writeExecutionBatch(batch);
-    for (const [t, n] of Object.entries(batchRowCounts(batch))) this.addRows(t, n);
-    await this.flushRejects();
   }
 }

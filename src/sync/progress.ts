@@ -52,7 +52,13 @@ export function createProgressReporter(opts: {
 
   const timer = setInterval(() => {
     opts.logger.info(
-      { unitsDone: last.unitsDone, unitsTotal: last.unitsTotal, rows: last.rows, requests: last.requests, requestsPerSecond: Math.round(rate()) },
+      {
+        unitsDone: last.unitsDone,
+        unitsTotal: last.unitsTotal,
+        rows: last.rows,
+        requests: last.requests,
+        requestsPerSecond: Math.round(rate()),
+      },
       'progress',
     );
   }, opts.intervalMs ?? 15_000);

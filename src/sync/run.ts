@@ -14,7 +14,7 @@ import type { Json, RunKind, RunStatus, SyncRunRow } from '../transform/rows.ts'
 import { syncDiagnoses, syncFinance, syncTaskConfig } from './account-data.ts';
 import { RunContext, type RunCounters } from './context.ts';
 import { planUnits, refreshFromDay, type Unit, unitKey } from './planner.ts';
-import { isFatal, runUnit } from './unit.ts';
+import { isFatal, runUnit, type UnitOutcome } from './unit.ts';
 
 export interface ApiStats {
   requests: number;
@@ -156,21 +156,27 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     progress();
 
     const queue = [...plan.units];
+    const committing: Promise<void>[] = [];
+    const record = (u: Unit, outcome: UnitOutcome) => {
+      if (outcome.status === 'done') c.unitsDone++;
+      else if (!deps.signal?.aborted) {
+        c.unitsFailed++;
+        failedUnits.push({ unit: u, error: outcome.error });
+      }
+      progress();
+    };
     const worker = async () => {
       for (let u = queue.shift(); u; u = queue.shift()) {
         if (deps.signal?.aborted) return;
-        const outcome = await runUnit(ctx, u);
-        if (outcome.status === 'done') c.unitsDone++;
-        else if (deps.signal?.aborted) return;
-        else {
-          c.unitsFailed++;
-          failedUnits.push({ unit: u, error: outcome.error });
-        }
-        progress();
+        const unit = u;
+        const read = await runUnit(ctx, unit);
+        committing.push(read.outcome.then((o) => record(unit, o)));
       }
     };
     const workers = Math.max(1, opts.unitConcurrency ?? 2);
     await Promise.all(Array.from({ length: Math.min(workers, queue.length || 1) }, worker));
+    await Promise.all(committing);
+    await ctx.writer.drain();
     if (deps.signal?.aborted) interrupted = true;
 
     if (!interrupted && deps.config.enrich.diagnosis) await syncDiagnoses(ctx, scope.customers);
@@ -182,6 +188,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       error = e instanceof Error ? e.message : String(e);
       logger.error({ err: e, fatal: isFatal(e) }, 'run failed');
     }
+    await ctx.writer.drain().catch(() => undefined);
     await ctx.flushRejects().catch(() => undefined);
   }
 

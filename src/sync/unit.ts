@@ -14,6 +14,16 @@ import type { RunContext } from './context.ts';
 
 export type UnitOutcome = { status: 'done'; executions: number } | { status: 'failed'; error: string };
 
+/**
+ * A unit whose reading is over. Its outcome settles when its checkpoint commits (or fails): the
+ * caller moves on to the next unit meanwhile, so many units share one group-commit transaction.
+ */
+export interface ReadUnit {
+  outcome: Promise<UnitOutcome>;
+}
+
+const settled = (outcome: UnitOutcome): ReadUnit => ({ outcome: Promise.resolve(outcome) });
+
 /** Errors after which nothing else in the run can succeed: the key itself is refused. */
 export function isFatal(e: unknown): boolean {
   return isGeoApiError(e) && (e.code === 'UNAUTHORIZED' || e.code === 'FORBIDDEN');
@@ -21,7 +31,7 @@ export function isFatal(e: unknown): boolean {
 
 type Settled = { ok: true; bundle: ExecutionBundle } | { ok: false; id: number; error: unknown };
 
-export async function runUnit(ctx: RunContext, unit: Unit): Promise<UnitOutcome> {
+export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   const { api, config, logger } = ctx;
   const log = logger.child({ task_id: unit.task_id, date: unit.date });
   const seen = new Set<number>();
@@ -30,8 +40,6 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<UnitOutcome>
   // across page boundaries while memory stays bounded.
   const maxInFlight = Math.max(200, config.batchSize);
   let batch = emptyBatch();
-  // In a holder: assigned inside closures, which TypeScript's narrowing does not follow.
-  const writes: { pending: Promise<void> | null } = { pending: null };
   let failed = 0;
   let fatal: unknown = null;
 
@@ -46,10 +54,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<UnitOutcome>
     if (batch.executions.length === 0) return;
     const b = batch;
     batch = emptyBatch();
-    if (writes.pending) await writes.pending;
-    writes.pending = ctx.writeBatch(b);
-    // Surfaces at the next await of the write; avoid an unhandled rejection meanwhile.
-    writes.pending.catch(() => undefined);
+    await ctx.writer.add(unit.task_id, unit.date, b);
   };
 
   const settleOne = async (s: Settled) => {
@@ -94,21 +99,19 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<UnitOutcome>
     if (fatal) throw fatal;
     if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
     await flush();
-    if (writes.pending) await writes.pending;
   } catch (e) {
-    // Let in-flight work settle so nothing writes after the unit is reported failed.
+    // Let in-flight work settle so nothing of this unit is still running when it is reported.
     await Promise.allSettled(window);
-    if (writes.pending) await writes.pending.catch(() => undefined);
     if (isFatal(e)) throw e;
     log.error({ err: e }, 'unit failed');
-    return { status: 'failed', error: e instanceof Error ? e.message : String(e) };
+    return settled({ status: 'failed', error: e instanceof Error ? e.message : String(e) });
   }
-
-  if (failed > 0) return { status: 'failed', error: `${failed} execution(s) could not be read` };
+  if (failed > 0) return settled({ status: 'failed', error: `${failed} execution(s) could not be read` });
 
   for (const id of ctx.rejectedIdsOf(unitKey(unit))) seen.add(id);
-  await ctx.flushRejects();
-  await ctx.warehouse.completeUnit({
+  // Committed in the same transaction as the unit's last rows (or a later one), never alone
+  // before them; refused if any of its rows failed to commit.
+  const committed = ctx.writer.complete({
     task_id: unit.task_id,
     date: unit.date,
     seenPromptTaskIds: [...seen],
@@ -120,7 +123,27 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<UnitOutcome>
       executions: seen.size,
     },
   });
+  return {
+    outcome: committed.then(
+      async (): Promise<UnitOutcome> => {
+        await reportCrossCheck(crossCheck, seen, ctx, log);
+        log.info({ executions: seen.size }, 'unit done');
+        return { status: 'done', executions: seen.size };
+      },
+      (e: unknown): UnitOutcome => {
+        log.error({ err: e }, 'unit failed: its rows could not be committed');
+        return { status: 'failed', error: e instanceof Error ? e.message : String(e) };
+      },
+    ),
+  };
+}
 
+async function reportCrossCheck(
+  crossCheck: Promise<unknown> | null,
+  seen: ReadonlySet<number>,
+  ctx: RunContext,
+  log: RunContext['logger'],
+): Promise<void> {
   if (crossCheck) {
     const listed = await crossCheck;
     if (Array.isArray(listed)) {
@@ -136,6 +159,4 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<UnitOutcome>
       log.debug({ err: listed }, 'task/prompts cross-check unavailable');
     }
   }
-  log.info({ executions: seen.size }, 'unit done');
-  return { status: 'done', executions: seen.size };
 }

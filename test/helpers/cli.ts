@@ -44,13 +44,18 @@ export function startCli(args: string[], env: Record<string, string | undefined>
     waitForLog(pattern, count = 1) {
       return new Promise<void>((resolve, reject) => {
         waiters.push({ pattern, count, seen: 0, resolve });
-        void done.then(() => reject(new Error(`process ended before ${count}x ${pattern}\n${stderr.slice(-3000)}`)));
+        void done.then(() =>
+          reject(new Error(`process ended before ${count}x ${pattern}\n${stderr.slice(-3000)}`)),
+        );
       });
     },
     done,
   };
 }
 
-export async function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<CliResult> {
   return startCli(args, env).done;
 }

@@ -12,7 +12,8 @@ const TABLES: Record<string, { columns: string; order: string }> = {
     order: 'project_id',
   },
   platform_tasks: {
-    columns: 'task_id, project_id, customer_id, task_name, model_key, model_name, engine, status, status_name',
+    columns:
+      'task_id, project_id, customer_id, task_name, model_key, model_name, engine, status, status_name',
     order: 'task_id',
   },
   prompt_executions: {

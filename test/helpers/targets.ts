@@ -32,7 +32,10 @@ export function postgresAvailable(): boolean {
   try {
     execFileSync(
       process.execPath,
-      ['-e', `const pg=require('pg');const c=new pg.Client(${JSON.stringify(PG_ADMIN_URL)});c.connect().then(()=>c.end()).then(()=>process.exit(0),()=>process.exit(1))`],
+      [
+        '-e',
+        `const pg=require('pg');const c=new pg.Client(${JSON.stringify(PG_ADMIN_URL)});c.connect().then(()=>c.end()).then(()=>process.exit(0),()=>process.exit(1))`,
+      ],
       { stdio: 'ignore', timeout: 10_000 },
     );
     pgReachable = true;
@@ -41,7 +44,8 @@ export function postgresAvailable(): boolean {
   }
   if (!pgReachable) {
     const message = `PostgreSQL is not reachable at ${PG_ADMIN_URL.replace(/:[^:@/]*@/, ':***@')}`;
-    if (process.env.CI === 'true') throw new Error(`${message}: CI needs it (start it, or set GEO_TEST_PG_URL)`);
+    if (process.env.CI === 'true')
+      throw new Error(`${message}: CI needs it (start it, or set GEO_TEST_PG_URL)`);
     console.warn(`${message}: skipping the PostgreSQL tests (set CI=true to make this an error)`);
   }
   return pgReachable;
@@ -62,7 +66,10 @@ export function duckdbTarget(name: string): WarehouseTarget {
 }
 
 export function postgresTarget(name: string): WarehouseTarget {
-  const db = `geo_test_${name.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`;
+  const db = `geo_test_${name
+    .replace(/[^a-z0-9]/gi, '_')
+    .toLowerCase()
+    .slice(0, 30)}_${randomBytes(4).toString('hex')}`;
   const admin = async <T>(fn: (c: pg.Client) => Promise<T>) => {
     const c = new pg.Client(PG_ADMIN_URL);
     await c.connect();

@@ -28,14 +28,17 @@ for (const target of warehouseTargets('account')) {
       await target.drop();
     });
 
-    const q = (sql: string, params: (string | number)[] = []) => withWarehouse(url, (w) => w.query(sql, params));
+    const q = (sql: string, params: (string | number)[] = []) =>
+      withWarehouse(url, (w) => w.query(sql, params));
 
     it('keeps the latest diagnosis of each project; not_started stores nothing', async () => {
       const expected = sim.world
         .customerIds()
         .map((c) => sim.world.diagnoses(c).at(-1))
         .filter((d) => d && d.status !== 'not_started');
-      const rows = await q('SELECT diagnosis_id, customer_id, status, result_ready, composite_score, CAST(result_json AS VARCHAR) AS result_json FROM geo.site_diagnoses ORDER BY diagnosis_id');
+      const rows = await q(
+        'SELECT diagnosis_id, customer_id, status, result_ready, composite_score, CAST(result_json AS VARCHAR) AS result_json FROM geo.site_diagnoses ORDER BY diagnosis_id',
+      );
       expect(rows).toHaveLength(expected.length);
       for (const d of expected) {
         const row = rows.find((r) => r.diagnosis_id === String(d!.diagnosis_id))!;
@@ -50,7 +53,9 @@ for (const target of warehouseTargets('account')) {
       expect(num(snap!.user_id)).toBe(sim.world.balance().user_id);
       expect(Number(snap!.amount)).toBe(Number(sim.world.balance().amount));
       const all = sim.world.deductions();
-      const rows = await q('SELECT id, prompt_task_id, CAST(diff_amount AS VARCHAR) AS diff FROM geo.deductions ORDER BY id');
+      const rows = await q(
+        'SELECT id, prompt_task_id, CAST(diff_amount AS VARCHAR) AS diff FROM geo.deductions ORDER BY id',
+      );
       expect(rows).toHaveLength(all.length);
       const byId = new Map(all.map((d) => [d.id, d]));
       for (const r of rows) {
@@ -69,16 +74,22 @@ for (const target of warehouseTargets('account')) {
     });
 
     it('fills the legacy-enriched columns', async () => {
-      const [mt] = await q('SELECT COUNT(*) AS n, COUNT(week_restart) AS cfg, COUNT(brand_urls) AS urls FROM geo.monitoring_tasks');
+      const [mt] = await q(
+        'SELECT COUNT(*) AS n, COUNT(week_restart) AS cfg, COUNT(brand_urls) AS urls FROM geo.monitoring_tasks',
+      );
       expect(num(mt!.n)).toBeGreaterThan(0);
       expect(num(mt!.cfg)).toBe(num(mt!.n));
       expect(num(mt!.urls)).toBe(num(mt!.n));
       const [pt] = await q('SELECT COUNT(*) AS n, COUNT(prompts) AS p FROM geo.platform_tasks');
       expect(num(pt!.p)).toBe(num(pt!.n));
-      const [ex] = await q('SELECT COUNT(*) AS n, COUNT(created_at) AS c, COUNT(updated_at) AS u FROM geo.prompt_executions');
+      const [ex] = await q(
+        'SELECT COUNT(*) AS n, COUNT(created_at) AS c, COUNT(updated_at) AS u FROM geo.prompt_executions',
+      );
       expect(num(ex!.c)).toBe(num(ex!.n));
       expect(num(ex!.u)).toBe(num(ex!.n));
-      const [src] = await q('SELECT COUNT(*) AS n, COUNT(site_name) AS s, COUNT(task_ai_id) AS t FROM geo.execution_sources');
+      const [src] = await q(
+        'SELECT COUNT(*) AS n, COUNT(site_name) AS s, COUNT(task_ai_id) AS t FROM geo.execution_sources',
+      );
       expect(num(src!.n)).toBeGreaterThan(0);
       expect(num(src!.s)).toBe(num(src!.n));
       expect(num(src!.t)).toBe(num(src!.n));
@@ -94,7 +105,14 @@ for (const target of warehouseTargets('account')) {
           target: url2,
           dates: [day],
           config: {
-            enrich: { taskConfig: false, legacySources: false, executionTimes: false, diagnosis: false, finance: false, crossCheck: false },
+            enrich: {
+              taskConfig: false,
+              legacySources: false,
+              executionTimes: false,
+              diagnosis: false,
+              finance: false,
+              crossCheck: false,
+            },
           },
         });
         expect(summary.status).toBe('success');
@@ -109,7 +127,9 @@ for (const target of warehouseTargets('account')) {
         ]) {
           expect(off.stats.byEndpoint[ep] ?? 0, ep).toBe(0);
         }
-        const [ex] = await withWarehouse(url2, (w) => w.query('SELECT COUNT(*) AS n, COUNT(created_at) AS c FROM geo.prompt_executions'));
+        const [ex] = await withWarehouse(url2, (w) =>
+          w.query('SELECT COUNT(*) AS n, COUNT(created_at) AS c FROM geo.prompt_executions'),
+        );
         expect(num(ex!.n)).toBeGreaterThan(0);
         expect(num(ex!.c)).toBe(0);
       } finally {
@@ -126,7 +146,13 @@ describe('account and task commands over the real CLI', () => {
   const wh = duckdbTarget('commands');
 
   beforeAll(async () => {
-    sim = await startSimulator({ seed: 9, days: 2, executionsPerDay: 20, diagnosisStepMs: 300, diagnosisFailureRate: 0 });
+    sim = await startSimulator({
+      seed: 9,
+      days: 2,
+      executionsPerDay: 20,
+      diagnosisStepMs: 300,
+      diagnosisFailureRate: 0,
+    });
     env = { GEO_BASE_URL: sim.url, GEO_API_KEY: 'sim-key', GEO_WAREHOUSE: await wh.create() };
   });
   afterAll(async () => {
@@ -142,7 +168,12 @@ describe('account and task commands over the real CLI', () => {
   });
 
   it('whoami by e-mail and password: logs in, and logs out (revokes the token) at the end', async () => {
-    const r = await runCli(['whoami'], { ...env, GEO_API_KEY: '', GEO_EMAIL: 'demo@geo-sync.local', GEO_PASSWORD: 'demo-password' });
+    const r = await runCli(['whoami'], {
+      ...env,
+      GEO_API_KEY: '',
+      GEO_EMAIL: 'demo@geo-sync.local',
+      GEO_PASSWORD: 'demo-password',
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(sim.stats.byEndpoint['POST /api/v2/auth/login']).toBeGreaterThan(0);
     expect(sim.stats.byEndpoint['POST /api/v2/auth/logout']).toBeGreaterThan(0);
@@ -150,15 +181,23 @@ describe('account and task commands over the real CLI', () => {
   });
 
   it('diagnose --wait: POSTs, polls with progress until the result is ready, stores it', async () => {
-    const customer = sim.world.customerIds().find((c) => (sim.world.diagnoses(c).at(-1)?.status ?? 'not_started') === 'not_started')
-      ?? sim.world.customerIds()[0]!;
-    const r = await runCli(['diagnose', '--customer', String(customer), '--force-refresh', '--wait', '--poll-seconds', '1'], env);
+    const customer =
+      sim.world
+        .customerIds()
+        .find((c) => (sim.world.diagnoses(c).at(-1)?.status ?? 'not_started') === 'not_started') ??
+      sim.world.customerIds()[0]!;
+    const r = await runCli(
+      ['diagnose', '--customer', String(customer), '--force-refresh', '--wait', '--poll-seconds', '1'],
+      env,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/new diagnosis created|existing diagnosis reused/);
     expect(r.stdout).toMatch(/result ready/);
     const latest = sim.world.diagnoses(customer).at(-1)!;
     const rows = await withWarehouse(env.GEO_WAREHOUSE!, (w) =>
-      w.query('SELECT status, result_ready FROM geo.site_diagnoses WHERE diagnosis_id = $1', [String(latest.diagnosis_id)]),
+      w.query('SELECT status, result_ready FROM geo.site_diagnoses WHERE diagnosis_id = $1', [
+        String(latest.diagnosis_id),
+      ]),
     );
     expect(rows).toEqual([{ status: 'completed', result_ready: true }]);
   });
@@ -170,7 +209,22 @@ describe('account and task commands over the real CLI', () => {
   });
 
   it('tasks create, list, show, edit; checked before sending; the server 400 shown as is', async () => {
-    const create = ['tasks', 'create', '--brand', '测试监测任务', '--brand-desc', '石头,科沃斯', '--prompts', '扫地机器人哪个好,扫拖一体推荐', '--platforms', 'deepseek,kimi_back', '--week-restart', '1', '--only-rank', '0'];
+    const create = [
+      'tasks',
+      'create',
+      '--brand',
+      '测试监测任务',
+      '--brand-desc',
+      '石头,科沃斯',
+      '--prompts',
+      '扫地机器人哪个好,扫拖一体推荐',
+      '--platforms',
+      'deepseek,kimi_back',
+      '--week-restart',
+      '1',
+      '--only-rank',
+      '0',
+    ];
     const created = await runCli(create, env);
     expect(created.code, created.stderr).toBe(0);
     const m = /number_id (\d+); platform tasks \(task_id\): (\d+), (\d+)/.exec(created.stdout);
@@ -180,15 +234,51 @@ describe('account and task commands over the real CLI', () => {
     const list = await runCli(['tasks', 'list'], env);
     expect(list.stdout).toContain(`${numberId}\t`);
     const show = await runCli(['tasks', 'show', '--number-id', numberId], env);
-    expect(JSON.parse(show.stdout)).toMatchObject({ number_id: Number(numberId), week_restart: 1, only_rank: 0 });
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      number_id: Number(numberId),
+      week_restart: 1,
+      only_rank: 0,
+    });
 
-    const edit = await runCli(['tasks', 'edit', '--number-id', numberId, '--brand-desc', '石头', '--prompts', '扫地机器人哪个好', '--platforms', 'doubao', '--rank-match', '1'], env);
+    const edit = await runCli(
+      [
+        'tasks',
+        'edit',
+        '--number-id',
+        numberId,
+        '--brand-desc',
+        '石头',
+        '--prompts',
+        '扫地机器人哪个好',
+        '--platforms',
+        'doubao',
+        '--rank-match',
+        '1',
+      ],
+      env,
+    );
     expect(edit.code, edit.stderr).toBe(0);
     const shown = JSON.parse((await runCli(['tasks', 'show', '--number-id', numberId], env)).stdout);
     expect(shown).toMatchObject({ rank_match: 1, brand_desc_list: expect.stringContaining('石头') });
 
     const before = sim.stats.byEndpoint['POST /api/v2/geo/project/create'] ?? 0;
-    const bad = await runCli(['tasks', 'create', '--brand', 'x', '--brand-desc', 'a', '--prompts', 'q', '--platforms', 'deepseek', '--week-restart', '7'], env);
+    const bad = await runCli(
+      [
+        'tasks',
+        'create',
+        '--brand',
+        'x',
+        '--brand-desc',
+        'a',
+        '--prompts',
+        'q',
+        '--platforms',
+        'deepseek',
+        '--week-restart',
+        '7',
+      ],
+      env,
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--week-restart/);
     expect(sim.stats.byEndpoint['POST /api/v2/geo/project/create'] ?? 0).toBe(before);

@@ -44,10 +44,21 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
 
     beforeAll(async () => {
       // 6 days of history; the backfill covers the 3 oldest, all before the look-back window.
-      sim = await startSimulator({ seed: SEED, days: 6, executionsPerDay: EXECUTIONS_PER_DAY, faults: { latencyMs: 1 } });
+      sim = await startSimulator({
+        seed: SEED,
+        days: 6,
+        executionsPerDay: EXECUTIONS_PER_DAY,
+        faults: { latencyMs: 1 },
+      });
       dates = sim.world.dates().slice(0, 3);
       const ref = await fresh('reference');
-      const summary = await syncOnce({ baseUrl: sim.url, target: ref, dates, kind: 'backfill', config: { lookbackDays: 0 } });
+      const summary = await syncOnce({
+        baseUrl: sim.url,
+        target: ref,
+        dates,
+        kind: 'backfill',
+        config: { lookbackDays: 0 },
+      });
       expect(summary.status).toBe('success');
       reference = await dumpData(ref);
       expect(rowCounts(reference).prompt_executions).toBe(
@@ -89,14 +100,28 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         seed: SEED,
         days: 6,
         executionsPerDay: EXECUTIONS_PER_DAY,
-        faults: { rateLimitPerSecond: 400, retryAfterSeconds: 1, errorRate: 0.1, resetRate: 0.05, malformedRate: 0.01 },
+        faults: {
+          rateLimitPerSecond: 400,
+          retryAfterSeconds: 1,
+          errorRate: 0.1,
+          resetRate: 0.05,
+          malformedRate: 0.01,
+        },
       });
       try {
         const target = await fresh('faults');
-        const summary = await syncOnce({ baseUrl: faulty.url, target, dates, kind: 'backfill', config: { lookbackDays: 0, maxAttempts: 20 } });
+        const summary = await syncOnce({
+          baseUrl: faulty.url,
+          target,
+          dates,
+          kind: 'backfill',
+          config: { lookbackDays: 0, maxAttempts: 20 },
+        });
         expect(summary.status).toBe('success');
         expect(summary.api.retries).toBeGreaterThan(0);
-        expect(faulty.stats.faults.serverErrors + faulty.stats.faults.resets + faulty.stats.faults.malformed).toBeGreaterThan(0);
+        expect(
+          faulty.stats.faults.serverErrors + faulty.stats.faults.resets + faulty.stats.faults.malformed,
+        ).toBeGreaterThan(0);
         expect(await dumpData(target)).toEqual(reference);
       } finally {
         await faulty.close();
@@ -104,7 +129,12 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
     });
 
     it('two concurrent runs: one runs, the other says who holds the lock and exits 4', async () => {
-      const slow = await startSimulator({ seed: SEED, days: 6, executionsPerDay: EXECUTIONS_PER_DAY, faults: { latencyMs: 20 } });
+      const slow = await startSimulator({
+        seed: SEED,
+        days: 6,
+        executionsPerDay: EXECUTIONS_PER_DAY,
+        faults: { latencyMs: 20 },
+      });
       try {
         const target = await fresh('concurrent');
         const env = { ...childEnv(target), GEO_BASE_URL: slow.url };
@@ -126,12 +156,18 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       async () => {
         const target = await fresh('pgdrop');
         const db = new URL(target).pathname.slice(1);
-        const p = startCli(['backfill', '--from', dates[0]!, '--to', dates[2]!, '--no-progress'], childEnv(target));
+        const p = startCli(
+          ['backfill', '--from', dates[0]!, '--to', dates[2]!, '--no-progress'],
+          childEnv(target),
+        );
         await p.waitForLog(/"msg":"unit done"/, 2);
         // What a restart looks like to geo-sync: every server connection of its database dies.
         // (The shared server itself is not restarted: other test files use it concurrently.)
         await withWarehouse('postgres://postgres@127.0.0.1:5432/postgres', (w) =>
-          w.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db]),
+          w.query(
+            'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+            [db],
+          ),
         );
         await p.done;
         // Whatever the run did, every checkpoint vouches for rows that are there.
@@ -143,7 +179,10 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
           );
           for (const u of units) expect(Number(u.stored)).toBe(Number(u.executions));
         });
-        const resumed = await runCli(['backfill', '--from', dates[0]!, '--to', dates[2]!, '--no-progress'], childEnv(target));
+        const resumed = await runCli(
+          ['backfill', '--from', dates[0]!, '--to', dates[2]!, '--no-progress'],
+          childEnv(target),
+        );
         expect(resumed.code, resumed.stderr.slice(-2000)).toBe(0);
         expect(await dumpData(target)).toEqual(reference);
       },
@@ -164,19 +203,42 @@ describe('command line contract', () => {
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^config: GEO_CONCURRENCY: expected an integer/);
-    expect(r.stderr).toMatch(/config: GEO_WAREHOUSE \(warehouse\): expected duckdb:<file path> or a postgres:\/\/ URL/);
+    expect(r.stderr).toMatch(
+      /config: GEO_WAREHOUSE \(warehouse\): expected duckdb:<file path> or a postgres:\/\/ URL/,
+    );
     expect(r.stderr).toMatch(/config: GEO_LOOKBACK_DAYS \(lookbackDays\)/);
   });
 
   it.each([
     [['sync', '--date', '2026-02-30'], /--date.*expected a day as YYYY-MM-DD/],
     [['backfill', '--from', '2026-11-02'], /required option '--to/],
-    [['backfill', '--from', '2026-11-05', '--to', '2026-11-01'], /--from 2026-11-05 is after --to 2026-11-01/],
+    [
+      ['backfill', '--from', '2026-11-05', '--to', '2026-11-01'],
+      /--from 2026-11-05 is after --to 2026-11-01/,
+    ],
     [['sync', '--customer', 'abc'], /--customer.*expected an ID/],
-    [['tasks', 'create', '--brand', 'x', '--brand-desc', 'a', '--prompts', 'q', '--platforms', 'deepseek,chatgpt'], /--platforms: each platform must be one of/],
+    [
+      [
+        'tasks',
+        'create',
+        '--brand',
+        'x',
+        '--brand-desc',
+        'a',
+        '--prompts',
+        'q',
+        '--platforms',
+        'deepseek,chatgpt',
+      ],
+      /--platforms: each platform must be one of/,
+    ],
     [['nonsense'], /unknown command/],
   ])('bad usage %j exits 2 with a clear line', async (args, message) => {
-    const r = await runCli(args, { GEO_BASE_URL: 'http://127.0.0.1:9', GEO_API_KEY: 'k', GEO_WAREHOUSE: 'duckdb:/tmp/geo-never-used.duckdb' });
+    const r = await runCli(args, {
+      GEO_BASE_URL: 'http://127.0.0.1:9',
+      GEO_API_KEY: 'k',
+      GEO_WAREHOUSE: 'duckdb:/tmp/geo-never-used.duckdb',
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
   });

@@ -25,7 +25,8 @@ for (const target of warehouseTargets('sync-e2e')) {
       await target.drop();
     });
 
-    const q = (sql: string, params: (string | number)[] = []) => withWarehouse(url, (w) => w.query(sql, params));
+    const q = (sql: string, params: (string | number)[] = []) =>
+      withWarehouse(url, (w) => w.query(sql, params));
 
     /** Everything the simulator serves for the day, as the comparable tuples the tables hold. */
     function expected() {
@@ -35,17 +36,39 @@ for (const target of warehouseTargets('sync-e2e')) {
       const cards: unknown[][] = [];
       for (const t of sim.world.allPlatformTasks()) {
         for (const e of sim.world.executions(t.task_id, day)) {
-          executions.push([e.prompt_task_id, e.task_id, e.project_id, e.customer_id, e.prompt_name, e.hours, e.result_status, e.answer, e.rank_exposure]);
+          executions.push([
+            e.prompt_task_id,
+            e.task_id,
+            e.project_id,
+            e.customer_id,
+            e.prompt_name,
+            e.hours,
+            e.result_status,
+            e.answer,
+            e.rank_exposure,
+          ]);
           e.rank_details.forEach((r, i) => {
-            const p = r.position === null || r.position === undefined || String(r.position).trim() === '' ? null : Number(r.position);
+            const p =
+              r.position === null || r.position === undefined || String(r.position).trim() === ''
+                ? null
+                : Number(r.position);
             ranks.push([e.prompt_task_id, i, r.brand, p !== null && p > 0 ? p : null]);
           });
-          for (const s of sim.world.sources(e.prompt_task_id)) sources.push([s.source_id, s.prompt_task_id, s.url, s.domain, s.cite_index]);
-          sim.world.products(e.prompt_task_id).cards.forEach((c, i) => cards.push([e.prompt_task_id, i, JSON.stringify(c)]));
+          for (const s of sim.world.sources(e.prompt_task_id))
+            sources.push([s.source_id, s.prompt_task_id, s.url, s.domain, s.cite_index]);
+          sim.world
+            .products(e.prompt_task_id)
+            .cards.forEach((c, i) => cards.push([e.prompt_task_id, i, JSON.stringify(c)]));
         }
       }
-      const byKey = (a: unknown[], b: unknown[]) => (Number(a[0]) - Number(b[0])) || (Number(a[1]) - Number(b[1]));
-      return { executions: executions.sort(byKey), ranks: ranks.sort(byKey), sources: sources.sort(byKey), cards: cards.sort(byKey) };
+      const byKey = (a: unknown[], b: unknown[]) =>
+        Number(a[0]) - Number(b[0]) || Number(a[1]) - Number(b[1]);
+      return {
+        executions: executions.sort(byKey),
+        ranks: ranks.sort(byKey),
+        sources: sources.sort(byKey),
+        cards: cards.sort(byKey),
+      };
     }
 
     async function actual() {
@@ -125,8 +148,12 @@ for (const target of warehouseTargets('sync-e2e')) {
       const tasks = sim.world.allPlatformTasks();
       const all = tasks.flatMap((t) => [...sim.world.executions(t.task_id, day)]);
       const withSources = all.find((e) => sim.world.sources(e.prompt_task_id).length > 1)!;
-      const changed = all.find((e) => e.prompt_task_id !== withSources.prompt_task_id && e.result_status === 'available')!;
-      const deleted = all.find((e) => ![withSources.prompt_task_id, changed.prompt_task_id].includes(e.prompt_task_id))!;
+      const changed = all.find(
+        (e) => e.prompt_task_id !== withSources.prompt_task_id && e.result_status === 'available',
+      )!;
+      const deleted = all.find(
+        (e) => ![withSources.prompt_task_id, changed.prompt_task_id].includes(e.prompt_task_id),
+      )!;
       const goneSource = sim.world.sources(withSources.prompt_task_id)[0]!;
       sim.world.mutations.setAnswer(changed.prompt_task_id, '新的回答：推荐石头。');
       sim.world.mutations.removeSource(goneSource.source_id);
@@ -134,12 +161,22 @@ for (const target of warehouseTargets('sync-e2e')) {
       try {
         const summary = await syncOnce({ baseUrl: sim.url, target: url, dates: [day] });
         expect(summary.status).toBe('success');
-        const [row] = await q('SELECT answer FROM geo.prompt_executions WHERE prompt_task_id = $1', [changed.prompt_task_id]);
+        const [row] = await q('SELECT answer FROM geo.prompt_executions WHERE prompt_task_id = $1', [
+          changed.prompt_task_id,
+        ]);
         expect(row!.answer).toBe('新的回答：推荐石头。');
-        expect(await q('SELECT 1 FROM geo.execution_sources WHERE source_id = $1', [goneSource.source_id])).toHaveLength(0);
-        expect(await q('SELECT 1 FROM geo.prompt_executions WHERE prompt_task_id = $1', [deleted.prompt_task_id])).toHaveLength(0);
-        expect(await q('SELECT 1 FROM geo.execution_ranks WHERE prompt_task_id = $1', [deleted.prompt_task_id])).toHaveLength(0);
-        expect(await q('SELECT 1 FROM geo.execution_sources WHERE prompt_task_id = $1', [deleted.prompt_task_id])).toHaveLength(0);
+        expect(
+          await q('SELECT 1 FROM geo.execution_sources WHERE source_id = $1', [goneSource.source_id]),
+        ).toHaveLength(0);
+        expect(
+          await q('SELECT 1 FROM geo.prompt_executions WHERE prompt_task_id = $1', [deleted.prompt_task_id]),
+        ).toHaveLength(0);
+        expect(
+          await q('SELECT 1 FROM geo.execution_ranks WHERE prompt_task_id = $1', [deleted.prompt_task_id]),
+        ).toHaveLength(0);
+        expect(
+          await q('SELECT 1 FROM geo.execution_sources WHERE prompt_task_id = $1', [deleted.prompt_task_id]),
+        ).toHaveLength(0);
         const exp = expected();
         const act = await actual();
         expect(act.executions).toEqual(exp.executions);
@@ -157,12 +194,16 @@ for (const target of warehouseTargets('sync-e2e')) {
         const summary = await syncOnce({ baseUrl: sim.url, target: url, dates: [day] });
         expect(summary.status).toBe('partial');
         expect(summary.counters.rejects).toBeGreaterThan(0);
-        const rejects = await q(`SELECT endpoint, reason, CAST(raw AS VARCHAR) AS raw FROM geo.sync_rejects WHERE endpoint LIKE '%task/results'`);
+        const rejects = await q(
+          `SELECT endpoint, reason, CAST(raw AS VARCHAR) AS raw FROM geo.sync_rejects WHERE endpoint LIKE '%task/results'`,
+        );
         expect(rejects.length).toBeGreaterThan(0);
         expect(String(rejects[0]!.reason)).not.toBe('');
         expect(String(rejects[0]!.raw)).toContain(String(victim.prompt_task_id));
         // Still listed upstream, so the row it had is kept, not deleted as gone.
-        expect(await q('SELECT 1 FROM geo.prompt_executions WHERE prompt_task_id = $1', [victim.prompt_task_id])).toHaveLength(1);
+        expect(
+          await q('SELECT 1 FROM geo.prompt_executions WHERE prompt_task_id = $1', [victim.prompt_task_id]),
+        ).toHaveLength(1);
         const counts = await withWarehouse(url, (w) => w.counts());
         expect(counts.prompt_executions).toBe(sim.world.dayTotals(day).executions);
       } finally {

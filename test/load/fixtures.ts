@@ -10,10 +10,7 @@ import type {
   SyncRunRow,
 } from '../../src/transform/rows.ts';
 
-export function execution(
-  promptTaskId: number,
-  o: Partial<PromptExecutionRow> = {},
-): PromptExecutionRow {
+export function execution(promptTaskId: number, o: Partial<PromptExecutionRow> = {}): PromptExecutionRow {
   return {
     prompt_task_id: promptTaskId,
     task_id: 10,
@@ -83,7 +80,10 @@ export function source(
   };
 }
 
-export function screenshot(promptTaskId: number, o: Partial<ExecutionScreenshotRow> = {}): ExecutionScreenshotRow {
+export function screenshot(
+  promptTaskId: number,
+  o: Partial<ExecutionScreenshotRow> = {},
+): ExecutionScreenshotRow {
   return {
     prompt_task_id: promptTaskId,
     task_id: 10,
@@ -107,7 +107,11 @@ export function products(promptTaskId: number, o: Partial<ExecutionProductsRow> 
   };
 }
 
-export function card(promptTaskId: number, position: number, o: Partial<ProductCardRow> = {}): ProductCardRow {
+export function card(
+  promptTaskId: number,
+  position: number,
+  o: Partial<ProductCardRow> = {},
+): ProductCardRow {
   return {
     prompt_task_id: promptTaskId,
     position,

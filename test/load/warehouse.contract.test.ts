@@ -119,7 +119,10 @@ for (const dialect of DIALECTS) {
         ranks: [rank(101, 0, 'Acme', 1), rank(101, 1, 'Beta', null), rank(102, 0, 'Acme', 2)],
         sources: [source(1011, 101, 'a.com'), source(1012, 101, 'b.com'), source(1021, 102, 'a.com')],
         screenshots: [screenshot(101), screenshot(102)],
-        products: [products(101), products(102, { supported: false, result_status: 'unsupported', total: 0 })],
+        products: [
+          products(101),
+          products(102, { supported: false, result_status: 'unsupported', total: 0 }),
+        ],
         cards: [card(101, 0), card(101, 1)],
       });
       await w.writeExecutionBatch(b);
@@ -194,9 +197,16 @@ for (const dialect of DIALECTS) {
     });
 
     it('a source that moved to another execution is updated, not duplicated', async () => {
-      await w.writeExecutionBatch(batch({ executions: [execution(251)], sources: [source(2501, 251, 'a.com')] }));
-      await w.writeExecutionBatch(batch({ executions: [execution(252)], sources: [source(2501, 252, 'a.com')] }));
-      const rows = await w.query('SELECT prompt_task_id FROM geo.execution_sources WHERE source_id = $1', [2501]);
+      await w.writeExecutionBatch(
+        batch({ executions: [execution(251)], sources: [source(2501, 251, 'a.com')] }),
+      );
+      await w.writeExecutionBatch(
+        batch({ executions: [execution(252)], sources: [source(2501, 252, 'a.com')] }),
+      );
+      const rows = await w.query(
+        'SELECT prompt_task_id FROM geo.execution_sources WHERE source_id = $1',
+        [2501],
+      );
       expect(rows).toEqual([{ prompt_task_id: 252 }]);
     });
 
@@ -205,7 +215,10 @@ for (const dialect of DIALECTS) {
         batch({
           executions: [execution(261, { hours: 1 }), execution(261, { hours: 2 })],
           ranks: [rank(261, 0, 'First', 1), rank(261, 0, 'Second', 2)],
-          sources: [source(2611, 261, 'a.com', { title: 'one' }), source(2611, 261, 'a.com', { title: 'two' })],
+          sources: [
+            source(2611, 261, 'a.com', { title: 'one' }),
+            source(2611, 261, 'a.com', { title: 'two' }),
+          ],
         }),
       );
       expect((await rowsOf('prompt_executions', [261], 'prompt_task_id')).map((r) => r.hours)).toEqual([2]);
@@ -234,15 +247,29 @@ for (const dialect of DIALECTS) {
         task_id: 30,
         date: day,
         seenPromptTaskIds: [301, 303],
-        checkpoint: { task_id: 30, date: day, run_id: 'run-c', finished_at: '2026-11-21T04:31:00+08:00', executions: 2 },
+        checkpoint: {
+          task_id: 30,
+          date: day,
+          run_id: 'run-c',
+          finished_at: '2026-11-21T04:31:00+08:00',
+          executions: 2,
+        },
       });
       const all = [301, 302, 303, 304];
-      expect((await rowsOf('prompt_executions', all, 'prompt_task_id')).map((r) => r.prompt_task_id)).toEqual([
-        301, 303, 304,
-      ]);
-      for (const table of ['execution_ranks', 'execution_sources', 'execution_screenshots', 'execution_products']) {
+      expect((await rowsOf('prompt_executions', all, 'prompt_task_id')).map((r) => r.prompt_task_id)).toEqual(
+        [301, 303, 304],
+      );
+      for (const table of [
+        'execution_ranks',
+        'execution_sources',
+        'execution_screenshots',
+        'execution_products',
+      ]) {
         const rows = await rowsOf(table, all, 'prompt_task_id');
-        expect(rows.map((r) => r.prompt_task_id), table).toEqual([301, 303, 304]);
+        expect(
+          rows.map((r) => r.prompt_task_id),
+          table,
+        ).toEqual([301, 303, 304]);
       }
       expect((await rowsOf('product_cards', all, 'prompt_task_id')).map((r) => r.prompt_task_id)).toEqual([
         301, 303, 304,
@@ -263,12 +290,21 @@ for (const dialect of DIALECTS) {
         task_id: 30,
         date: day,
         seenPromptTaskIds: [],
-        checkpoint: { task_id: 30, date: day, run_id: 'run-d', finished_at: '2026-11-22T04:31:00+08:00', executions: 0 },
+        checkpoint: {
+          task_id: 30,
+          date: day,
+          run_id: 'run-d',
+          finished_at: '2026-11-22T04:31:00+08:00',
+          executions: 0,
+        },
       });
-      expect((await rowsOf('prompt_executions', all, 'prompt_task_id')).map((r) => r.prompt_task_id)).toEqual([
-        304,
-      ]);
-      const again = await w.query('SELECT run_id, executions FROM geo.sync_checkpoints WHERE task_id = $1', [30]);
+      expect((await rowsOf('prompt_executions', all, 'prompt_task_id')).map((r) => r.prompt_task_id)).toEqual(
+        [304],
+      );
+      const again = await w.query(
+        'SELECT run_id, executions FROM geo.sync_checkpoints WHERE task_id = $1',
+        [30],
+      );
       expect(again).toEqual([{ run_id: 'run-d', executions: 0 }]);
     });
 
@@ -395,7 +431,9 @@ for (const dialect of DIALECTS) {
       await w.insertBalanceSnapshot(snap);
       await w.insertBalanceSnapshot(snap);
       const rows = await w.query('SELECT taken_at, amount, user_name FROM geo.balance_snapshots');
-      expect(rows).toEqual([{ taken_at: '2026-11-21T04:30:00+08:00', amount: '12345678.1234', user_name: 'demo' }]);
+      expect(rows).toEqual([
+        { taken_at: '2026-11-21T04:30:00+08:00', amount: '12345678.1234', user_name: 'demo' },
+      ]);
       const sum = await w.query('SELECT CAST(amount * 2 AS VARCHAR) AS twice FROM geo.balance_snapshots');
       expect(String(sum[0]!.twice)).toMatch(/^24691356\.2468/);
     });
@@ -471,7 +509,14 @@ for (const dialect of DIALECTS) {
       await w.upsertMonitoringTasks([task]);
       await w.upsertPlatformTasks([platform]);
       await w.updateMonitoringTaskConfig([
-        { project_id: 100, week_restart: 0, only_rank: 1, rank_match: 0, brand_urls: ['https://acme.example'], emails: [] },
+        {
+          project_id: 100,
+          week_restart: 0,
+          only_rank: 1,
+          rank_match: 0,
+          brand_urls: ['https://acme.example'],
+          emails: [],
+        },
       ]);
       await w.updatePlatformTaskPrompts([{ task_id: 10, prompts: ['best phone?'] }]);
       await w.upsertMonitoringTasks([{ ...task, project_name: 'Renamed' }]);
@@ -494,7 +539,9 @@ for (const dialect of DIALECTS) {
       await w.updateMonitoringTaskConfig([
         { project_id: 999, week_restart: 1, only_rank: 0, rank_match: 1, brand_urls: [], emails: [] },
       ]);
-      expect(await w.query('SELECT project_id FROM geo.monitoring_tasks WHERE project_id = $1', [999])).toEqual([]);
+      expect(
+        await w.query('SELECT project_id FROM geo.monitoring_tasks WHERE project_id = $1', [999]),
+      ).toEqual([]);
     });
 
     it('timestamps are +08:00 instants', async () => {
@@ -584,8 +631,24 @@ for (const dialect of DIALECTS) {
         [50],
       );
       expect(domains).toEqual([
-        { date: day, customer_id: 5000, project_id: 500, task_id: 50, domain: 'a.com', citations: 3, executions_citing: 2 },
-        { date: day, customer_id: 5000, project_id: 500, task_id: 50, domain: 'b.com', citations: 1, executions_citing: 1 },
+        {
+          date: day,
+          customer_id: 5000,
+          project_id: 500,
+          task_id: 50,
+          domain: 'a.com',
+          citations: 3,
+          executions_citing: 2,
+        },
+        {
+          date: day,
+          customer_id: 5000,
+          project_id: 500,
+          task_id: 50,
+          domain: 'b.com',
+          citations: 1,
+          executions_citing: 1,
+        },
       ]);
       const daily = await w.query('SELECT * FROM geo.executions_daily WHERE task_id = $1', [50]);
       expect(daily).toEqual([{ ...common, model: 'deepseek-r1', executions: 4, available: 3, missing: 1 }]);
@@ -595,10 +658,10 @@ for (const dialect of DIALECTS) {
       const counts = await w.counts();
       expect(Object.keys(counts).sort()).toEqual([...DATA_TABLES].sort());
       for (const n of Object.values(counts)) expect(typeof n).toBe('number');
-      const [row] = await w.query('SELECT count(*) AS n, $1 AS label FROM geo.prompt_executions WHERE task_id = $2', [
-        'x',
-        50,
-      ]);
+      const [row] = await w.query(
+        'SELECT count(*) AS n, $1 AS label FROM geo.prompt_executions WHERE task_id = $2',
+        ['x', 50],
+      );
       expect(row).toEqual({ n: 4, label: 'x' });
       await expect(w.query('DELETE FROM geo.prompt_executions')).rejects.toThrow();
       expect((await w.counts()).prompt_executions).toBe(counts.prompt_executions);

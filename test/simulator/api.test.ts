@@ -630,7 +630,9 @@ describe('legacy create and edit', () => {
   });
 
   it('edit changes brands, questions and platforms; dropped platforms are paused', async () => {
-    const created = await call(sim, '/api/v2/geo/project/create', { body: base });
+    const created = await call(sim, '/api/v2/geo/project/create', {
+      body: { ...base, brand: `${base.brand}-1` },
+    });
     const { number_id, project_ids } = created.json.data;
     const r = await call(sim, '/api/v2/geo/project/edit', {
       body: {
@@ -653,6 +655,14 @@ describe('legacy create and edit', () => {
     expect(info.json.data).toMatchObject({ status: -1, status_name: '已暂停' });
   });
 
+  it('create refuses a name already in use with the server-side 400', async () => {
+    const body = { ...base, brand: '重名测试' };
+    expect((await call(sim, '/api/v2/geo/project/create', { body })).status).toBe(200);
+    const again = await call(sim, '/api/v2/geo/project/create', { body });
+    expect(again.status).toBe(400);
+    expect(again.json).toEqual({ success: false, message: '监测任务名称已存在: 重名测试' });
+  });
+
   it('edit: 404 for an unknown monitoring task, 400 for a bad body', async () => {
     const body = { number_id: 1, brand_desc: 'a', diy_prompt: 'b', ai_platform: 'qwen' };
     expect((await call(sim, '/api/v2/geo/project/edit', { body })).status).toBe(404);
@@ -664,7 +674,9 @@ describe('legacy create and edit', () => {
   });
 
   it('mutations.reset() drops created tasks', async () => {
-    const created = await call(sim, '/api/v2/geo/project/create', { body: base });
+    const created = await call(sim, '/api/v2/geo/project/create', {
+      body: { ...base, brand: `${base.brand}-2` },
+    });
     sim.world.mutations.reset();
     const r = await call(sim, `/api/v2/geo/project/detail?number_id=${created.json.data.number_id}`);
     expect(r.status).toBe(404);

@@ -14,7 +14,9 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance, quotedString, type DuckDBConnection } from '@duckdb/node-api';
+import { WarehouseLockedError } from '../errors.ts';
 import { Mutex } from '../mutex.ts';
+import { LockFile } from './lock-file.ts';
 
 export interface SharedDatabase {
   readonly path: string;
@@ -32,6 +34,15 @@ const open = new Map<string, Entry>();
 
 /** The catalog name the database file is attached as. */
 export const CATALOG = 'warehouse';
+
+/**
+ * WAL size that triggers a checkpoint (DuckDB's default is 16MB). Each checkpoint rewrites the
+ * primary-key indexes whole, so at 16MB a long backfill spends most of its commit time
+ * checkpointing ever larger indexes; measured here (20k executions, 400k rows in batches of 200)
+ * 256MB cut the load from 18.3 s to 11.1 s, while the final checkpoint at close grew by 0.2 s.
+ * The cost: a crash leaves up to this much WAL to replay at the next open.
+ */
+const CHECKPOINT_THRESHOLD = '256MB';
 
 export interface OpenOptions {
   /** How long to keep retrying while another process holds the file. @default 5000 */
@@ -86,10 +97,12 @@ async function openWithRetry(path: string, waitMs: number): Promise<SharedDataba
       try {
         // ATTACH takes no parameters: the path goes in as a DuckDB-quoted string literal.
         await connection.run(`ATTACH ${quotedString(path)} AS ${CATALOG}`);
+        await connection.run(`SET checkpoint_threshold = '${CHECKPOINT_THRESHOLD}'`);
         return { path, instance, mutex: new Mutex() };
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
-        if (!LOCKED.test(message) || Date.now() + delay > deadline) throw openError(path, waitMs, message, e);
+        if (!LOCKED.test(message) || Date.now() + delay > deadline)
+          throw await openError(path, waitMs, message, e);
         await sleep(delay);
       }
     }
@@ -101,13 +114,17 @@ async function openWithRetry(path: string, waitMs: number): Promise<SharedDataba
   }
 }
 
-function openError(path: string, waitMs: number, message: string, cause: unknown): Error {
-  if (LOCKED.test(message)) {
-    return new Error(
-      `DuckDB warehouse ${path} is open in another process (DuckDB allows one writer per file); ` +
-        `waited ${Math.round(waitMs / 1000)} s: ${message}`,
-      { cause },
-    );
-  }
-  return new Error(`cannot open DuckDB warehouse ${path}: ${message}`, { cause });
+async function openError(path: string, waitMs: number, message: string, cause: unknown): Promise<Error> {
+  if (!LOCKED.test(message)) return new Error(`cannot open DuckDB warehouse ${path}: ${message}`, { cause });
+  // A geo-sync run holding the file also holds the lock file: name it, as tryLock would.
+  const recorded = await new LockFile(`${path}.lock`).liveHolder().catch(() => undefined);
+  const pid = /\(PID (\d+)\)/.exec(message)?.[1];
+  const holder = recorded ?? (pid ? `process ${pid}` : undefined);
+  return new WarehouseLockedError(
+    `DuckDB warehouse ${path} is locked by another process (DuckDB allows one writer per file): ` +
+      `${holder ?? 'unknown'}${recorded ? ' holds the warehouse lock' : ' has the file open'}; ` +
+      `waited ${Math.round(waitMs / 100) / 10} s`,
+    holder,
+    { cause },
+  );
 }

@@ -34,7 +34,12 @@ export class LockFile {
 
   async tryLock(holder: string): Promise<LockResult> {
     if (this.written !== null) return { acquired: true };
-    const content: LockContent = { holder, pid: process.pid, host: hostname(), since: new Date().toISOString() };
+    const content: LockContent = {
+      holder,
+      pid: process.pid,
+      host: hostname(),
+      since: new Date().toISOString(),
+    };
     const text = `${JSON.stringify(content)}\n`;
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
@@ -50,6 +55,12 @@ export class LockFile {
       await rm(this.path, { force: true });
     }
     return { acquired: false, holder: 'unknown (the lock file keeps changing)' };
+  }
+
+  /** The holder recorded in the lock file when it is held and not stale; otherwise undefined. */
+  async liveHolder(): Promise<string | undefined> {
+    const existing = await this.read();
+    return typeof existing === 'object' ? existing.holder : undefined;
   }
 
   /** Removes the lock file if it is still the one this instance wrote. */
@@ -72,7 +83,11 @@ export class LockFile {
     let content: LockContent | null = null;
     try {
       const parsed = JSON.parse(text) as Partial<LockContent>;
-      if (typeof parsed.holder === 'string' && typeof parsed.pid === 'number' && typeof parsed.host === 'string') {
+      if (
+        typeof parsed.holder === 'string' &&
+        typeof parsed.pid === 'number' &&
+        typeof parsed.host === 'string'
+      ) {
         content = parsed as LockContent;
       }
     } catch {
@@ -83,7 +98,9 @@ export class LockFile {
         (s) => Date.now() - s.mtimeMs,
         () => Infinity,
       );
-      return age > UNREADABLE_GRACE_MS ? 'stale' : { holder: text.trim() || 'unknown', pid: 0, host: '', since: '' };
+      return age > UNREADABLE_GRACE_MS
+        ? 'stale'
+        : { holder: text.trim() || 'unknown', pid: 0, host: '', since: '' };
     }
     if (content.host === hostname() && !isPidAlive(content.pid)) return 'stale';
     return content;

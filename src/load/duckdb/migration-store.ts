@@ -30,7 +30,10 @@ export class DuckDBMigrationStore implements MigrationStore {
   async apply(m: Migration): Promise<void> {
     await this.session.transaction(async () => {
       await this.session.run(m.sql);
-      await this.session.run('INSERT INTO geo.schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      await this.session.run('INSERT INTO geo.schema_migrations (version, name) VALUES ($1, $2)', [
+        m.version,
+        m.name,
+      ]);
     });
   }
 

@@ -31,14 +31,21 @@ export async function latestDeductionDay(s: Session): Promise<string | null> {
 const READ_ONLY = new Set<StatementType>([StatementType.SELECT, StatementType.EXPLAIN]);
 
 /** One read-only statement (SELECT, EXPLAIN); `$1`-style parameters. */
-export function query(s: Session, sql: string, params: readonly Json[] = []): Promise<Record<string, unknown>[]> {
+export function query(
+  s: Session,
+  sql: string,
+  params: readonly Json[] = [],
+): Promise<Record<string, unknown>[]> {
   return s.exclusive(async () => {
     const statements = await s.connection.extractStatements(sql);
-    if (statements.count !== 1) throw new Error(`query(): expected one SQL statement, got ${statements.count}`);
+    if (statements.count !== 1)
+      throw new Error(`query(): expected one SQL statement, got ${statements.count}`);
     const prepared = await statements.prepare(0);
     try {
       if (!READ_ONLY.has(prepared.statementType)) {
-        throw new Error(`query() is read-only: ${StatementType[prepared.statementType]} statements are refused`);
+        throw new Error(
+          `query() is read-only: ${StatementType[prepared.statementType]} statements are refused`,
+        );
       }
       if (params.length > 0) prepared.bind(params.map(toParameter));
       const reader = await prepared.runAndReadAll();

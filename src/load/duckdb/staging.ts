@@ -116,20 +116,3 @@ export async function appendStaged<R>(
 export function idList(name: string): TableSpec<{ prompt_task_id: number }> {
   return { table: name, key: ['prompt_task_id'], columns: [{ name: 'prompt_task_id', kind: 'bigint' }] };
 }
-
-export async function appendTo<R>(connection: DuckDBConnection, table: string, spec: TableSpec<R>, rows: readonly R[]) {
-  if (rows.length === 0) return;
-  const appender = await connection.createAppender(table, 'geo', 'warehouse');
-  const types = spec.columns.map((c) => appender.columnType(spec.columns.indexOf(c)));
-  try {
-    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
-      const part = rows.slice(start, start + CHUNK_ROWS);
-      const chunk = DuckDBDataChunk.create(types, part.length);
-      chunk.setColumns(spec.columns.map((c) => part.map((r) => stagedValue(c.kind, r[c.name]))));
-      appender.appendDataChunk(chunk);
-    }
-    appender.flushSync();
-  } finally {
-    appender.closeSync();
-  }
-}

@@ -20,7 +20,13 @@ import type {
 import { readMigrations, runMigrations } from '../migrate.ts';
 import type { DataTable, LockResult, MigrateResult, UnitCompletion, Warehouse } from '../warehouse.ts';
 import { completeUnit, finishedUnits, UNIT_STAGING } from './complete-unit.ts';
-import { acquireDatabase, connect, releaseDatabase, type OpenOptions, type SharedDatabase } from './database.ts';
+import {
+  acquireDatabase,
+  connect,
+  releaseDatabase,
+  type OpenOptions,
+  type SharedDatabase,
+} from './database.ts';
 import { BATCH_STAGING, writeExecutionBatch } from './execution-batch.ts';
 import { LockFile } from './lock-file.ts';
 import { DuckDBMigrationStore } from './migration-store.ts';
@@ -69,7 +75,9 @@ export class DuckDBWarehouse implements Warehouse {
 
   async migrate(): Promise<MigrateResult> {
     const set = await readMigrations('duckdb');
-    return this.session.exclusive(() => runMigrations(new DuckDBMigrationStore(this.session), set, this.logger));
+    return this.session.exclusive(() =>
+      runMigrations(new DuckDBMigrationStore(this.session), set, this.logger),
+    );
   }
 
   upsertMonitoringTasks(rows: readonly MonitoringTaskRow[]): Promise<void> {
@@ -84,8 +92,8 @@ export class DuckDBWarehouse implements Warehouse {
   updatePlatformTaskPrompts(rows: readonly PlatformTaskPromptsRow[]): Promise<void> {
     return writes.updatePlatformTaskPrompts(this.session, rows);
   }
-  writeExecutionBatch(batch: ExecutionBatch): Promise<void> {
-    return writeExecutionBatch(this.session, batch);
+  writeExecutionBatch(batch: ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void> {
+    return writeExecutionBatch(this.session, batch, completions);
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
     return completeUnit(this.session, unit);

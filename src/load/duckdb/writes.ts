@@ -32,7 +32,12 @@ import type { Session } from './session.ts';
 import { SQL_TYPE } from './staging.ts';
 import { chunked, insertValuesSql, valuesParams, type WriteOptions } from './statements.ts';
 
-async function writeRows<R>(session: Session, spec: TableSpec<R>, rows: readonly R[], opts: WriteOptions = {}) {
+async function writeRows<R>(
+  session: Session,
+  spec: TableSpec<R>,
+  rows: readonly R[],
+  opts: WriteOptions = {},
+) {
   if (rows.length === 0) return;
   await session.exclusive(() =>
     session.transaction(async () => {
@@ -92,7 +97,8 @@ export const upsertSiteDiagnoses = (s: Session, rows: readonly SiteDiagnosisRow[
     dedupeBy(rows, (r) => r.diagnosis_id),
   );
 
-export const insertBalanceSnapshot = (s: Session, row: BalanceSnapshotRow) => writeRows(s, BALANCE_SNAPSHOTS, [row]);
+export const insertBalanceSnapshot = (s: Session, row: BalanceSnapshotRow) =>
+  writeRows(s, BALANCE_SNAPSHOTS, [row]);
 
 export const upsertDeductions = (s: Session, rows: readonly DeductionRow[]) =>
   writeRows(

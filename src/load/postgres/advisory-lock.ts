@@ -42,13 +42,19 @@ export class AdvisoryLock {
       return { acquired: false, holder: h.rows[0]?.holder };
     }
     this.held = true;
-    await client.query(
-      `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at)
-       VALUES ($1, $2, pg_backend_pid(), now())
-       ON CONFLICT (lock_key) DO UPDATE
-       SET holder = EXCLUDED.holder, backend_pid = EXCLUDED.backend_pid, acquired_at = EXCLUDED.acquired_at`,
-      [SYNC_LOCK_KEY, holder],
-    );
+    try {
+      await client.query(
+        `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at)
+         VALUES ($1, $2, pg_backend_pid(), now())
+         ON CONFLICT (lock_key) DO UPDATE
+         SET holder = EXCLUDED.holder, backend_pid = EXCLUDED.backend_pid, acquired_at = EXCLUDED.acquired_at`,
+        [SYNC_LOCK_KEY, holder],
+      );
+    } catch (e) {
+      // Not holding a lock nobody could name: give it back (e.g. the warehouse is not migrated).
+      await this.unlock();
+      throw e;
+    }
     return { acquired: true };
   }
 
@@ -60,7 +66,9 @@ export class AdvisoryLock {
     if (this.held) {
       this.held = false;
       await client
-        .query('DELETE FROM geo.sync_lock WHERE lock_key = $1 AND backend_pid = pg_backend_pid()', [SYNC_LOCK_KEY])
+        .query('DELETE FROM geo.sync_lock WHERE lock_key = $1 AND backend_pid = pg_backend_pid()', [
+          SYNC_LOCK_KEY,
+        ])
         .catch(() => undefined);
     }
     await client.end().catch(() => undefined);

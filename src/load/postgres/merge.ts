@@ -22,12 +22,6 @@ export function upsertFromStagingSql<R>(spec: TableSpec<R>): string {
   );
 }
 
-/** `INSERT INTO geo.t (...) SELECT ... FROM stage`: for rows whose keys were just deleted. */
-export function insertFromStagingSql<R>(spec: TableSpec<R>): string {
-  const cols = spec.columns.map((c) => ident(c.name)).join(', ');
-  return `INSERT INTO geo.${spec.table} (${cols}) SELECT ${cols} FROM ${stagingTable(spec)}`;
-}
-
 /** Multi-row parameterized INSERTs stay under PostgreSQL's 65535 parameters per statement. */
 export function chunksFor<T>(rows: readonly T[], columnsPerRow: number): T[][] {
   const size = Math.max(1, Math.min(1000, Math.floor(65535 / columnsPerRow)));

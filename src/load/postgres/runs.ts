@@ -14,7 +14,9 @@ export async function insertRun(pool: pg.Pool, r: SyncRunRow): Promise<void> {
   const q = db
     .insertInto('geo.sync_runs')
     .values(withJsonText(r, RUN_JSON))
-    .onConflict((oc) => oc.column('run_id').doUpdateSet(fromExcluded(nonKeyColumns(SYNC_RUNS).map((c) => c.name))));
+    .onConflict((oc) =>
+      oc.column('run_id').doUpdateSet(fromExcluded(nonKeyColumns(SYNC_RUNS).map((c) => c.name))),
+    );
   await run(pool, q.compile());
 }
 
@@ -40,7 +42,9 @@ export async function insertRejects(pool: pg.Pool, rows: readonly RejectRow[]): 
   if (rows.length === 0) return;
   await withTransaction(pool, async (client) => {
     for (const chunk of chunksFor(rows, 6)) {
-      const q = db.insertInto('geo.sync_rejects').values(chunk.map((r) => withJsonText(r, ['params', 'raw'] as const)));
+      const q = db
+        .insertInto('geo.sync_rejects')
+        .values(chunk.map((r) => withJsonText(r, ['params', 'raw'] as const)));
       await run(client, q.compile());
     }
   });

@@ -1,26 +1,20 @@
 /**
- * TEMP staging tables for COPY, one per big collection, created once per pooled connection:
+ * TEMP staging tables for COPY + upsert (executions, screenshots, product summaries), created
+ * once per pooled connection:
  * `(LIKE geo.<table> INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`, so they have the target's
  * column types, no indexes, and are empty again after every transaction (commit or rollback).
  */
 import type pg from 'pg';
 import {
   EXECUTION_PRODUCTS,
-  EXECUTION_RANKS,
   EXECUTION_SCREENSHOTS,
   EXECUTION_SOURCES,
-  PRODUCT_CARDS,
   PROMPT_EXECUTIONS,
 } from '../tables.ts';
 
-const STAGED = [
-  PROMPT_EXECUTIONS,
-  EXECUTION_RANKS,
-  EXECUTION_SOURCES,
-  EXECUTION_SCREENSHOTS,
-  EXECUTION_PRODUCTS,
-  PRODUCT_CARDS,
-].map((t) => t.table);
+const STAGED = [PROMPT_EXECUTIONS, EXECUTION_SCREENSHOTS, EXECUTION_PRODUCTS, EXECUTION_SOURCES].map(
+  (t) => t.table,
+);
 
 /** The staging table of a geo table (connection-local). */
 export function stagingTable(spec: { table: string }): string {
@@ -34,7 +28,8 @@ export async function ensureStaging(client: pg.ClientBase): Promise<void> {
   if (ready.has(client)) return;
   await client.query(
     STAGED.map(
-      (t) => `CREATE TEMP TABLE IF NOT EXISTS stage_${t} (LIKE geo.${t} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
+      (t) =>
+        `CREATE TEMP TABLE IF NOT EXISTS stage_${t} (LIKE geo.${t} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
     ).join(';\n'),
   );
   ready.add(client);

@@ -30,7 +30,10 @@ import { withJsonText } from './schema.ts';
 
 const updated = <R>(spec: TableSpec<R>) => nonKeyColumns(spec).map((c) => c.name);
 
-export async function upsertMonitoringTasks(pool: pg.Pool, rows: readonly MonitoringTaskRow[]): Promise<void> {
+export async function upsertMonitoringTasks(
+  pool: pg.Pool,
+  rows: readonly MonitoringTaskRow[],
+): Promise<void> {
   const unique = dedupeBy(rows, (r) => r.project_id);
   if (unique.length === 0) return;
   await withTransaction(pool, async (client) => {
@@ -147,7 +150,9 @@ export async function upsertDeductions(pool: pg.Pool, rows: readonly DeductionRo
       const q = db
         .insertInto('geo.deductions')
         .values(chunk)
-        .onConflict((oc) => oc.column('id').doUpdateSet({ ...fromExcluded(updated(DEDUCTIONS)), synced_at: now }));
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet({ ...fromExcluded(updated(DEDUCTIONS)), synced_at: now }),
+        );
       await run(client, q.compile());
     }
   });

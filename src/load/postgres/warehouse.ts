@@ -88,8 +88,8 @@ export class PostgresWarehouse implements Warehouse {
   updatePlatformTaskPrompts(rows: readonly PlatformTaskPromptsRow[]): Promise<void> {
     return small.updatePlatformTaskPrompts(this.pool, rows);
   }
-  writeExecutionBatch(batch: ExecutionBatch): Promise<void> {
-    return writeExecutionBatch(this.pool, batch);
+  writeExecutionBatch(batch: ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void> {
+    return writeExecutionBatch(this.pool, batch, completions);
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
     return completeUnit(this.pool, unit);

@@ -1,0 +1,176 @@
+/**
+ * DuckDB specifics: the file lock between processes (open retries, then a clear error), the
+ * lock file of tryLock (stale when its pid is dead), and a file named geo.duckdb.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { openWarehouse, WarehouseLockedError } from '../../src/load/index.ts';
+import { createTempDuckDB, type TempDuckDB } from '../helpers/duckdb.ts';
+
+const temps: TempDuckDB[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+  for (const t of temps.splice(0)) t.remove();
+});
+
+function temp(): TempDuckDB {
+  const t = createTempDuckDB('duckdb-file');
+  temps.push(t);
+  return t;
+}
+
+/** Another process that opens the file read-write and holds it for `ms`. */
+async function holdInOtherProcess(path: string, ms: number): Promise<ChildProcess> {
+  const script = `
+    import { DuckDBInstance } from '@duckdb/node-api';
+    const db = await DuckDBInstance.create(process.argv[1]);
+    process.stdout.write('held\\n');
+    setTimeout(() => { db.closeSync(); process.exit(0); }, Number(process.argv[2]));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, path, String(ms)], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('held')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`holder exited early (${code})`)));
+  });
+  return child;
+}
+
+describe('DuckDB file', () => {
+  it('open waits while another process holds the file, then opens it', async () => {
+    const t = temp();
+    await holdInOtherProcess(t.path, 700);
+    const w = await openWarehouse(t.target, { migrate: true, lockWaitMs: 10_000 });
+    try {
+      expect((await w.migrate()).applied).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('open gives up with a clear error when the file stays locked, naming the holder', async () => {
+    const t = temp();
+    const holder = await holdInOtherProcess(t.path, 30_000);
+    const err = (await openWarehouse(t.target, { lockWaitMs: 300 }).catch(
+      (e: unknown) => e,
+    )) as WarehouseLockedError;
+    expect(err).toBeInstanceOf(WarehouseLockedError);
+    expect(err.code).toBe('WAREHOUSE_LOCKED');
+    expect(err.holder).toBe(`process ${holder.pid}`);
+    expect(err.message).toMatch(
+      /DuckDB warehouse .*geo\.duckdb is locked by another process .*has the file open; waited 0\.3 s/,
+    );
+
+    // A geo-sync run holding it has a lock file too: the error names that holder.
+    writeFileSync(
+      `${t.path}.lock`,
+      JSON.stringify({
+        holder: 'geo-sync backfill pid 42 on here',
+        pid: holder.pid,
+        host: hostname(),
+        since: 'now',
+      }),
+    );
+    await expect(openWarehouse(t.target, { lockWaitMs: 100 })).rejects.toThrow(
+      /locked by another process .*: geo-sync backfill pid 42 on here holds the warehouse lock/,
+    );
+  });
+
+  it('two processes migrating at once: one applies, the other waits and finds it done', async () => {
+    const t = temp();
+    const index = new URL('../../src/load/index.ts', import.meta.url).href;
+    const script = `
+      import { openWarehouse } from ${JSON.stringify(index)};
+      const w = await openWarehouse(process.argv[1], { lockWaitMs: 20000 });
+      const r = await w.migrate();
+      await new Promise((res) => setTimeout(res, 200));
+      await w.close();
+      process.stdout.write(JSON.stringify(r));`;
+    const run = () =>
+      new Promise<{ applied: string[]; alreadyApplied: string[] }>((resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', script, t.target],
+          {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        children.push(child);
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('exit', (code) =>
+          code === 0 ? resolve(JSON.parse(out) as never) : reject(new Error(`exit ${code}: ${err}`)),
+        );
+      });
+    const results = await Promise.all([run(), run()]);
+    expect(results.flatMap((r) => r.applied)).toEqual(['001_init']);
+    expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init']);
+  });
+
+  it('Warehouses of one process share the file; the last close releases it', async () => {
+    const t = temp();
+    const a = await openWarehouse(t.target, { migrate: true });
+    const b = await openWarehouse(t.target);
+    await a.close();
+    expect(await b.query('SELECT count(*) AS n FROM geo.prompt_executions')).toEqual([{ n: 0 }]);
+    await b.close();
+    // Released: another process can open it now.
+    const child = await holdInOtherProcess(t.path, 10);
+    await new Promise((resolve) => child.on('exit', resolve));
+  });
+
+  it('a file named geo.duckdb: schema geo stays unambiguous, and the views work opened directly', async () => {
+    const t = temp();
+    expect(t.path.endsWith('/geo.duckdb')).toBe(true);
+    const w = await openWarehouse(t.target, { migrate: true });
+    await w.close();
+    // What a BI tool sees when it opens the file itself: catalog `geo`, schema `geo`.
+    const db = await DuckDBInstance.create(t.path);
+    try {
+      const c = await db.connect();
+      const reader = await c.runAndReadAll('SELECT count(*) AS n FROM geo.geo.brand_rank_daily');
+      expect(Number(reader.getRowObjects()[0]!.n)).toBe(0);
+      c.closeSync();
+    } finally {
+      db.closeSync();
+    }
+  });
+
+  it('tryLock: a lock file of a dead process is taken over; unlock removes only its own file', async () => {
+    const t = temp();
+    const w = await openWarehouse(t.target, { migrate: true });
+    try {
+      const lockPath = `${t.path}.lock`;
+      const stale = {
+        holder: 'geo-sync sync pid 2147483646',
+        pid: 2147483646,
+        host: hostname(),
+        since: 'then',
+      };
+      writeFileSync(lockPath, JSON.stringify(stale));
+      expect(await w.tryLock('me')).toEqual({ acquired: true });
+      expect(JSON.parse(readFileSync(lockPath, 'utf8'))).toMatchObject({ holder: 'me', pid: process.pid });
+
+      // Held by a live process on another host: cannot be checked, so it is respected.
+      await w.unlock();
+      expect(existsSync(lockPath)).toBe(false);
+      writeFileSync(lockPath, JSON.stringify({ ...stale, host: 'elsewhere', holder: 'far away' }));
+      expect(await w.tryLock('me')).toEqual({ acquired: false, holder: 'far away' });
+      await w.unlock();
+      expect(existsSync(lockPath)).toBe(true);
+    } finally {
+      await w.close();
+    }
+  });
+});

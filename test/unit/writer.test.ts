@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import type { UnitCompletion } from '../../src/load/warehouse.ts';
+import { emptyBatch } from '../../src/sync/batch.ts';
+import { GroupWriter } from '../../src/sync/writer.ts';
+import type { ExecutionBatch, PromptExecutionRow } from '../../src/transform/rows.ts';
+
+const exec = (id: number, task_id: number): PromptExecutionRow =>
+  ({ prompt_task_id: id, task_id, date_time: '2026-11-20' }) as PromptExecutionRow;
+const batchOf = (...rows: PromptExecutionRow[]): ExecutionBatch => ({ ...emptyBatch(), executions: rows });
+const completion = (task_id: number): UnitCompletion => ({
+  task_id,
+  date: '2026-11-20',
+  seenPromptTaskIds: [],
+  checkpoint: { task_id, date: '2026-11-20', run_id: 'r', finished_at: '', executions: 0 },
+});
+
+/** A fake warehouse commit that records transactions and can be made to fail or to wait. */
+function recorder() {
+  const txs: { ids: number[]; units: number[] }[] = [];
+  let failNext = false;
+  let gate: Promise<void> | null = null;
+  return {
+    txs,
+    failOnce: () => (failNext = true),
+    hold: () => {
+      let open!: () => void;
+      gate = new Promise<void>((r) => (open = r));
+      return () => {
+        gate = null;
+        open();
+      };
+    },
+    commit: async (b: ExecutionBatch, cs: readonly UnitCompletion[]) => {
+      if (gate) await gate;
+      if (failNext) {
+        failNext = false;
+        throw new Error('connection lost');
+      }
+      txs.push({ ids: b.executions.map((e) => e.prompt_task_id), units: cs.map((c) => c.task_id) });
+    },
+  };
+}
+
+describe('GroupWriter', () => {
+  it('commits a unit checkpoint in the same transaction as its last rows, or after', async () => {
+    const r = recorder();
+    const w = new GroupWriter(r.commit, 1000);
+    const release = r.hold();
+    await w.add(1, '2026-11-20', batchOf(exec(10, 1)));
+    await w.add(2, '2026-11-20', batchOf(exec(20, 2)));
+    const done1 = w.complete(completion(1));
+    await w.add(1, '2026-11-20', batchOf(exec(11, 1)));
+    const done2 = w.complete(completion(2));
+    release();
+    await Promise.all([done1, done2]);
+    await w.drain();
+    // First transaction took what was pending when it started; the rest went in one more.
+    expect(r.txs).toEqual([
+      { ids: [10], units: [] },
+      { ids: [20, 11], units: [1, 2] },
+    ]);
+    expect(w.rows.prompt_executions).toBe(3);
+  });
+
+  it('never writes the checkpoint of a unit whose rows failed to commit', async () => {
+    const r = recorder();
+    const w = new GroupWriter(r.commit, 1000);
+    const release = r.hold();
+    await w.add(1, '2026-11-20', batchOf(exec(10, 1)));
+    r.failOnce();
+    release();
+    await w.drain();
+    await w.add(2, '2026-11-20', batchOf(exec(20, 2)));
+    await expect(w.complete(completion(1))).rejects.toThrow('connection lost');
+    await w.complete(completion(2));
+    expect(r.txs.flatMap((t) => t.units)).toEqual([2]);
+  });
+
+  it('applies backpressure: add waits while too many executions are pending', async () => {
+    const r = recorder();
+    const w = new GroupWriter(r.commit, 2);
+    const release = r.hold();
+    await w.add(1, '2026-11-20', batchOf(exec(1, 1))); // taken by the first (held) transaction
+    await w.add(1, '2026-11-20', batchOf(exec(2, 1)));
+    let returned = false;
+    const third = w.add(1, '2026-11-20', batchOf(exec(3, 1))).then(() => (returned = true));
+    await new Promise((res) => setImmediate(res));
+    expect(returned).toBe(false);
+    release();
+    await third;
+    await w.drain();
+    expect(r.txs.map((t) => t.ids)).toEqual([[1], [2, 3]]);
+  });
+});
