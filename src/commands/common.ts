@@ -1,5 +1,6 @@
 /** What every command shares: global options, config loading, errors to exit codes. */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import type { Command} from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import type { Logger } from 'pino';
 import { isCalendarDay } from '../api/schemas/common.ts';
 import { UsageError, registerConfigSecrets } from '../app.ts';
