@@ -1,5 +1,5 @@
 /** What every command shares: global options, config loading, errors to exit codes. */
-import type { Command} from 'commander';
+import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import type { Logger } from 'pino';
 import { isCalendarDay } from '../api/schemas/common.ts';
