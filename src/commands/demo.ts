@@ -55,6 +55,8 @@ export function demoCommand(): Command {
             warehouse: opts.warehouse,
             concurrency: 16,
             requestsPerSecond: 5000,
+            // The demo shows its summary and report; per-unit lines would bury them.
+            logLevel: process.env.GEO_LOG_LEVEL || 'warn',
           },
         });
         const logger = loggerFor(config);

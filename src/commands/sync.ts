@@ -54,7 +54,13 @@ function requestShape(config: Config) {
 }
 
 export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): Promise<number> {
-  const config = configFrom(opts, opts.customer?.length ? { customers: opts.customer } : {});
+  const showBar = opts.progress !== false && Boolean(process.stderr.isTTY);
+  const config = configFrom(opts, {
+    ...(opts.customer?.length ? { customers: opts.customer } : {}),
+    // With the progress bar on a terminal, per-unit info lines would break it up: unless a
+    // level was asked for, only warnings and errors are printed beside it.
+    ...(showBar && !opts.logLevel && !process.env.GEO_LOG_LEVEL ? { logLevel: 'warn' } : {}),
+  });
   const logger = loggerFor(config);
   const api = createApi(config, logger);
   const args = {
@@ -99,8 +105,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       lockWaitMs: Math.max(2000, (opts.waitForLock ?? 0) * 1000),
     });
     const signals = abortOnSignals(logger);
-    const progress =
-      opts.progress === false ? null : createProgressReporter({ tty: Boolean(process.stderr.isTTY), logger });
+    const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
     try {
       const summary = await runLocked(api, warehouse, config, logger, {
         kind,
