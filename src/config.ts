@@ -22,11 +22,11 @@ export const ConfigSchema = z.strictObject({
   apiKey: z.string().min(1).optional(),
   email: z.string().min(1).optional(),
   password: z.string().min(1).optional(),
-  /** `duckdb:<file path>` or a `postgres://` URL. @default duckdb:./data/geo.duckdb */
+  /** `duckdb:<file path>` or a `postgres://` URL. @default duckdb:./data/geo-sync.duckdb */
   warehouse: z
     .string()
     .regex(/^(duckdb:.+|postgres(ql)?:\/\/.+)$/, 'expected duckdb:<file path> or a postgres:// URL')
-    .default('duckdb:./data/geo.duckdb'),
+    .default('duckdb:./data/geo-sync.duckdb'),
   /** Page project IDs (`customer_id`) to sync; empty: everything the key can read. @default [] */
   customers: z.array(z.number().int().nonnegative()).default([]),
   /** Requests in flight at once. @default 8 */

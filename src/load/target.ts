@@ -16,7 +16,7 @@ export type WarehouseTarget =
     };
 
 const ACCEPTED =
-  'expected duckdb:<file path> (e.g. duckdb:./data/geo.duckdb) or postgres://user[:password]@host[:port]/database (postgresql:// also accepted)';
+  'expected duckdb:<file path> (e.g. duckdb:./data/geo-sync.duckdb) or postgres://user[:password]@host[:port]/database (postgresql:// also accepted)';
 
 export class WarehouseTargetError extends Error {
   readonly code = 'BAD_WAREHOUSE_TARGET';

@@ -142,7 +142,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         await first.waitForLog(/"msg":"plan"/);
         const second = await runCli(['sync', '--date', dates[0]!, '--no-progress'], env);
         expect(second.code).toBe(4);
-        expect(second.stderr).toMatch(/lock.*geo-sync backfill pid \d+/);
+        expect(second.stderr).toMatch(/(lock|warehouse open).*geo-sync backfill pid \d+/);
         first.child.kill('SIGTERM');
         const r = await first.done;
         expect(r.code).toBe(130);

@@ -308,6 +308,36 @@ for (const dialect of DIALECTS) {
       expect(again).toEqual([{ run_id: 'run-d', executions: 0 }]);
     });
 
+    it('writeExecutionBatch with completions closes units in the same transaction, or not at all', async () => {
+      const day = '2026-09-01';
+      const at = { task_id: 60, date_time: day };
+      await w.writeExecutionBatch(batch({ executions: [execution(601, at), execution(602, at)] }));
+      const checkpoint = (taskId: number) => ({
+        task_id: taskId,
+        date: day,
+        run_id: 'run-g',
+        finished_at: '2026-11-21T04:40:00+08:00',
+        executions: 2,
+      });
+      await w.writeExecutionBatch(
+        batch({ executions: [execution(603, at)], ranks: [rank(603, 0, 'Acme', 1)] }),
+        [{ task_id: 60, date: day, seenPromptTaskIds: [601, 603], checkpoint: checkpoint(60) }],
+      );
+      const ids = await rowsOf('prompt_executions', [601, 602, 603], 'prompt_task_id');
+      expect(ids.map((r) => r.prompt_task_id)).toEqual([601, 603]);
+      expect(await w.finishedUnits([day])).toEqual(new Set([`60|${day}`]));
+
+      // A batch that fails leaves neither its rows nor its units' checkpoints.
+      const bad = execution(611, { task_id: 61, date_time: day, result_status: 'bogus' as 'missing' });
+      await expect(
+        w.writeExecutionBatch(batch({ executions: [bad] }), [
+          { task_id: 61, date: day, seenPromptTaskIds: [611], checkpoint: checkpoint(61) },
+        ]),
+      ).rejects.toThrow();
+      expect(await rowsOf('prompt_executions', [611], 'prompt_task_id')).toEqual([]);
+      expect(await w.finishedUnits([day])).toEqual(new Set([`60|${day}`]));
+    });
+
     it('runs: insert, update, list newest first', async () => {
       await w.insertRun(syncRun('run-1', { started_at: '2026-11-19T04:30:00+08:00' }));
       await w.insertRun(syncRun('run-2', { started_at: '2026-11-20T04:30:00+08:00', kind: 'backfill' }));

@@ -18,7 +18,7 @@ describe('loadConfig', () => {
   it('defaults', () => {
     const c = loadConfig({ env: {} });
     expect(c).toMatchObject({
-      warehouse: 'duckdb:./data/geo.duckdb',
+      warehouse: 'duckdb:./data/geo-sync.duckdb',
       concurrency: 8,
       requestsPerSecond: 20,
       lookbackDays: 3,

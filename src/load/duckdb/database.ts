@@ -49,6 +49,9 @@ export interface OpenOptions {
   readonly lockWaitMs?: number;
 }
 
+/** @default 256MB; GEO_DUCKDB_MEMORY_LIMIT overrides (DuckDB's syntax, e.g. 1GB). */
+export const DUCKDB_MEMORY_LIMIT = process.env.GEO_DUCKDB_MEMORY_LIMIT ?? '256MB';
+
 const LOCKED = /Could not set lock on file/i;
 
 /** The database at `path` (absolute), opened or shared; release it with releaseDatabase. */
@@ -89,7 +92,13 @@ export async function connect(db: SharedDatabase): Promise<DuckDBConnection> {
 
 async function openWithRetry(path: string, waitMs: number): Promise<SharedDatabase> {
   await mkdir(dirname(path), { recursive: true });
-  const instance = await DuckDBInstance.create(':memory:');
+  // DuckDB's buffer pool defaults to 80% of RAM and keeps what it touched: a long sync would
+  // grow with the warehouse instead of the batch. Bounded, it spills to disk instead.
+  const instance = await DuckDBInstance.create(':memory:', {
+    memory_limit: DUCKDB_MEMORY_LIMIT,
+    // Spills go beside the database, not into whatever directory the process was started in.
+    temp_directory: `${path}.tmp`,
+  });
   const connection = await instance.connect();
   const deadline = Date.now() + waitMs;
   try {

@@ -15,7 +15,8 @@
  * row was stored without its execution). Then the INSERT fails on the primary key, the
  * transaction is rolled back and the batch is merged again on the safe path: upserts with
  * ON CONFLICT DO UPDATE for executions, screenshots, product summaries and sources.
- */ import type { ExecutionBatch } from '../../transform/rows.ts';
+ */
+import type { ExecutionBatch } from '../../transform/rows.ts';
 import type { UnitCompletion } from '../warehouse.ts';
 import { isEmptyBatch, prepareBatch } from '../batch.ts';
 import {

@@ -1,6 +1,6 @@
 /**
- * TEMP staging tables for COPY + upsert (executions, screenshots, product summaries), created
- * once per pooled connection:
+ * TEMP staging tables for COPY + upsert (the safe path of execution-batch.ts: executions,
+ * screenshots, product summaries, sources), created once per pooled connection:
  * `(LIKE geo.<table> INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`, so they have the target's
  * column types, no indexes, and are empty again after every transaction (commit or rollback).
  */
