@@ -1,6 +1,6 @@
 /** The walk's port over the real GeoClient: which endpoint answers each question, at which page size. */
 import type { GeoClient } from '../api/client.ts';
-import type { ApiPort, ProductsResult } from './port.ts';
+import { emptyProducts, type ApiPort, type ProductsResult } from './port.ts';
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -18,14 +18,7 @@ export function apiPortFromClient(client: GeoClient): ApiPort {
     promptDetail: (prompt_task_id) => client.promptDetail({ prompt_task_id }),
     sources: (prompt_task_id) => collect(client.all.promptSearches({ prompt_task_id })),
     async products(prompt_task_id): Promise<ProductsResult> {
-      const result: ProductsResult = {
-        cards: [],
-        total: 0,
-        supported: undefined,
-        result_status: undefined,
-        field_order: undefined,
-        field_labels: undefined,
-      };
+      const result = emptyProducts();
       for await (const page of client.pages.promptProducts({ prompt_task_id })) {
         result.cards.push(...page.items);
         result.total = page.total;

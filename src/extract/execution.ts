@@ -6,7 +6,7 @@
 import { isGeoApiError } from '../api/errors.ts';
 import type { PromptResultItem, Screenshot, Source } from '../api/schemas/hierarchical.ts';
 import type { LegacySource, LegacyTaskDetail } from '../api/schemas/legacy.ts';
-import type { ApiPort, ProductsResult } from './port.ts';
+import { emptyProducts, type ApiPort, type ProductsResult } from './port.ts';
 
 export interface ExecutionBundle {
   item: PromptResultItem;
@@ -32,15 +32,6 @@ export class ExecutionGoneError extends Error {
   }
 }
 
-const NO_PRODUCTS: ProductsResult = {
-  cards: [],
-  total: 0,
-  supported: undefined,
-  result_status: undefined,
-  field_order: undefined,
-  field_labels: undefined,
-};
-
 const isNotFound = (e: unknown) => isGeoApiError(e) && e.code === 'NOT_FOUND';
 
 export async function fetchExecution(
@@ -63,7 +54,7 @@ export async function fetchExecution(
   };
   const [sources, products, screenshot, detail, legacy] = await Promise.all([
     orAbsent(api.sources(id), [] as Source[]),
-    orAbsent(api.products(id), NO_PRODUCTS),
+    orAbsent(api.products(id), emptyProducts()),
     orAbsent<Screenshot | null>(api.screenshot(id), null),
     opts.executionTimes ? orAbsent<LegacyTaskDetail | null>(api.legacyTaskDetail(id), null) : null,
     opts.legacySources ? orAbsent<LegacySource[] | null>(api.legacySources(id), null) : null,

@@ -37,6 +37,18 @@ export interface ProductsResult {
   field_labels: Record<string, string> | undefined;
 }
 
+/** An execution with no product data: what a 404 on prompt/products leaves, and where reading starts. */
+export function emptyProducts(): ProductsResult {
+  return {
+    cards: [],
+    total: 0,
+    supported: undefined,
+    result_status: undefined,
+    field_order: undefined,
+    field_labels: undefined,
+  };
+}
+
 export interface ApiPort {
   /** Every monitoring task of a page project (all pages). */
   monitoringTasks(customer_id: number): AsyncIterable<MonitoringTask>;
