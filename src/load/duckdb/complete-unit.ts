@@ -9,7 +9,7 @@ import { EXECUTION_CHILD_TABLES, SYNC_CHECKPOINTS, type TableSpec } from '../tab
 import { unitKeyOf } from '../values.ts';
 import type { UnitCompletion } from '../warehouse.ts';
 import type { Session } from './session.ts';
-import { appendStaged, idList, stagingTable } from './staging.ts';
+import { appendStaged, idList, recreateStagingSql, stagingTable } from './staging.ts';
 import { insertValuesSql, valuesParams } from './statements.ts';
 
 interface SeenRow {
@@ -40,7 +40,7 @@ const GONE = idList('gone');
 
 export const UNIT_STAGING = [UNITS, SEEN, GONE] as const;
 
-const CLEAR = UNIT_STAGING.map((t) => `DELETE FROM ${stagingTable(t)}`).join(';\n');
+const CLEAR = UNIT_STAGING.map((t) => recreateStagingSql(t)).join(';\n');
 
 const COLLECT_GONE = `INSERT INTO ${stagingTable(GONE)}
   SELECT e.prompt_task_id FROM geo.prompt_executions e

@@ -29,7 +29,7 @@ import {
   type TableSpec,
 } from '../tables.ts';
 import type { Session } from './session.ts';
-import { appendStaged, idList, stagingTable } from './staging.ts';
+import { appendStaged, idList, recreateStagingSql, stagingTable } from './staging.ts';
 import { mergeStagedSql } from './statements.ts';
 import { closeStagedUnits, stageUnits } from './complete-unit.ts';
 
@@ -53,7 +53,7 @@ export const BATCH_STAGING = [
   CLEARED,
 ] as const;
 
-const CLEAR_STAGING = BATCH_STAGING.map((t) => `DELETE FROM ${stagingTable(t)}`).join(';\n');
+const CLEAR_STAGING = BATCH_STAGING.map((t) => recreateStagingSql(t)).join(';\n');
 
 const ids = (t: { table: string }) => `SELECT prompt_task_id FROM ${stagingTable(t)}`;
 

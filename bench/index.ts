@@ -1,0 +1,539 @@
+/**
+ * `npm run bench`: geo-sync's performance figures against their bounds and baselines.
+ *
+ * 1. Extraction efficiency: wall time of a sync over a simulator with 50 +/- 10 ms latency,
+ *    against the bound `requests x 50 ms / concurrency`.
+ * 2. Own cost: the full pipeline (extract, validate, transform, load) against a bare undici loop
+ *    fetching the same URLs at the same concurrency, simulator latency 0, into DuckDB and PostgreSQL.
+ * 3. Load: rows/s through Warehouse.writeExecutionBatch against the raw path on the same rows
+ *    (DuckDB Appender, PostgreSQL COPY into plain tables).
+ * 4. Memory: peak RSS of `geo-sync sync` on a day of 10,000 and of 100,000 executions.
+ * 5. Re-sync: a second sync of an unchanged day against the first.
+ *
+ * The simulator always runs as its own process. Prints a table and writes bench/results.json.
+ * `npm run bench -- --only load,own-cost` runs a subset (extraction, own-cost, load, memory).
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { shanghaiYesterday } from '../src/transform/time.ts';
+import { runBareLoop, type BareRun } from './bare.ts';
+import { generateLoadData } from './load-data.ts';
+import { adapterLoad, adapterLoadDuckdb, rawLoadDuckdb, rawLoadPostgres, type LoadRun } from './load.ts';
+import { runMemorySync, type MemoryRun } from './memory.ts';
+import { RESULTS_FILE, tempDir } from './paths.ts';
+import { runPipeline, type PipelineRun } from './pipeline.ts';
+import { createDatabase, postgresUnavailableReason, withDatabase } from './postgres.ts';
+import { formatTable, int, met, ratio, seconds, type TableRow } from './report.ts';
+import { startSimulatorProcess, type SimulatorProcess } from './simulator.ts';
+
+// ---- sizes and targets ------------------------------------------------------------------------
+
+const C = 16;
+const EXTRACTION = { executionsPerDay: 2000, latencyMs: 50, jitterMs: 10, seed: 101 };
+const OWN_COST = { executionsPerDay: 2000, seed: 202, pairs: 2 };
+const LOAD = { executions: 10_000, batchSize: 200, repeats: 2 };
+const MEMORY = { small: 10_000, large: 100_000, concurrency: 32, seed: 303, timeoutMs: 8 * 60_000 };
+
+const TARGET = {
+  extraction: 1.15,
+  ownCost: 1.5,
+  load: 0.5,
+  rssGrowth: 1.3,
+  rssMb: 300,
+};
+
+const SCENARIOS = ['extraction', 'own-cost', 'load', 'memory'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+function selected(): Set<Scenario> {
+  const i = process.argv.indexOf('--only');
+  if (i < 0) return new Set(SCENARIOS);
+  const names = (process.argv[i + 1] ?? '').split(',').filter(Boolean);
+  const bad = names.filter((n) => !(SCENARIOS as readonly string[]).includes(n));
+  if (bad.length || names.length === 0) {
+    throw new Error(
+      `--only expects a comma-separated list of ${SCENARIOS.join(', ')}; got ${names.join(',')}`,
+    );
+  }
+  return new Set(names as Scenario[]);
+}
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+const best = <T extends { wallMs: number }>(runs: readonly T[]): T =>
+  runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+
+async function withSimulator<T>(
+  opts: Parameters<typeof startSimulatorProcess>[0],
+  fn: (sim: SimulatorProcess, date: string) => Promise<T>,
+): Promise<T> {
+  const sim = await startSimulatorProcess(opts);
+  try {
+    // The simulator's `now` is real time: its last day of history is yesterday in Shanghai.
+    return await fn(sim, shanghaiYesterday());
+  } finally {
+    await sim.stop();
+  }
+}
+
+function pipelineFigures(r: PipelineRun) {
+  return {
+    wall_s: r.wallMs / 1000,
+    requests: r.requests,
+    rows: r.rows,
+    rows_by_table: r.summary.counters.rows,
+    cpu_s: r.cpuSeconds,
+    main_thread_cpu_s: r.mainThreadCpuSeconds,
+    simulator_cpu_s: r.simulatorCpuSeconds,
+    machine_busy_cpu_s: r.machineBusySeconds,
+    machine_cores_busy: r.machineBusySeconds === null ? null : r.machineBusySeconds / (r.wallMs / 1000),
+    mean_requests_in_flight: r.meanInflight,
+    share_of_time_all_connections_busy: r.fullShare,
+    phases: r.phases,
+  };
+}
+
+function bareFigures(r: BareRun) {
+  return {
+    wall_s: r.wallMs / 1000,
+    requests: r.requests,
+    non_200: r.non200,
+    cpu_s: r.cpuSeconds,
+    simulator_cpu_s: r.simulatorCpuSeconds,
+    machine_busy_cpu_s: r.machineBusySeconds,
+    machine_cores_busy: r.machineBusySeconds === null ? null : r.machineBusySeconds / (r.wallMs / 1000),
+  };
+}
+
+/** Where the CPU went during a run: this process, the simulator, the whole machine; requests in flight. */
+function busy(r: PipelineRun | BareRun): string {
+  const cores = r.machineBusySeconds === null ? '?' : (r.machineBusySeconds / (r.wallMs / 1000)).toFixed(2);
+  const inflight =
+    'meanInflight' in r
+      ? `; ${r.meanInflight.toFixed(1)} requests in flight on average, all ${C} for ${(r.fullShare * 100).toFixed(0)}% of the time; ` +
+        `phases s: scope ${r.phases.scope_s.toFixed(2)}, units ${r.phases.units_s.toFixed(2)}, tail ${r.phases.tail_s.toFixed(2)}`
+      : '';
+  const main = 'mainThreadCpuSeconds' in r ? ` (JS thread ${r.mainThreadCpuSeconds?.toFixed(2) ?? '?'})` : '';
+  return `CPU s: this process ${r.cpuSeconds.toFixed(2)}${main}, simulator ${r.simulatorCpuSeconds?.toFixed(2) ?? '?'}, machine ${cores} of 2 cores busy${inflight}`;
+}
+
+function executionsOf(r: PipelineRun): number {
+  return r.summary.counters.rows.prompt_executions ?? 0;
+}
+
+// ---- 1. extraction ----------------------------------------------------------------------------
+
+async function extraction(rows: TableRow[], results: Record<string, unknown>): Promise<void> {
+  const { executionsPerDay, latencyMs, jitterMs, seed } = EXTRACTION;
+  log(`extraction: ${executionsPerDay} executions/day, latency ${latencyMs} +/- ${jitterMs} ms, C=${C}`);
+  await withSimulator({ seed, executionsPerDay, latencyMs, latencyJitterMs: jitterMs }, async (sim, date) => {
+    const tmp = tempDir('extraction');
+    try {
+      const run = await runPipeline({
+        baseUrl: sim.url,
+        warehouse: `duckdb:${join(tmp.dir, 'extraction.duckdb')}`,
+        date,
+        concurrency: C,
+        enrich: { legacySources: false, executionTimes: false },
+        simulatorCpu: sim.cpuSeconds,
+      });
+      const boundMs = (run.requests * latencyMs) / C;
+      const r = run.wallMs / boundMs;
+      const executions = executionsOf(run);
+      const perExecution = run.requests / Math.max(1, executions);
+      log(
+        `  ${seconds(run.wallMs)} for ${run.requests} requests; bound ${seconds(boundMs)}; ratio ${ratio(r)}`,
+      );
+      log(`  ${busy(run)}`);
+      results.extraction_ratio = r;
+      results.extraction = {
+        ...pipelineFigures(run),
+        executions,
+        requests_per_execution: perExecution,
+        latency_ms: latencyMs,
+        latency_jitter_ms: jitterMs,
+        concurrency: C,
+        bound_s: boundMs / 1000,
+        enrichments: 'defaults except legacySources=false, executionTimes=false',
+        target: TARGET.extraction,
+        met: r <= TARGET.extraction,
+      };
+      rows.push({
+        scenario: '1 extraction (DuckDB)',
+        size: `${int(executions)} exec, ${int(run.requests)} req (${perExecution.toFixed(2)}/exec), 50±10 ms, C=${C}; per-exec legacy enrich off`,
+        figure: seconds(run.wallMs),
+        baseline: `${seconds(boundMs)} = req x 50 ms / ${C}`,
+        ratio: ratio(r),
+        target: `<= ${TARGET.extraction}`,
+        met: met(r <= TARGET.extraction),
+      });
+    } finally {
+      tmp.remove();
+    }
+  });
+}
+
+// ---- 2. own cost, and 5. re-sync --------------------------------------------------------------
+
+interface OwnCostResult {
+  pipelines: PipelineRun[];
+  bares: BareRun[];
+  resync?: { first: PipelineRun; second: PipelineRun };
+}
+
+/** Pipeline and bare loop alternately, `pairs` times; each pipeline run into a fresh warehouse. */
+async function ownCostDialect(
+  sim: SimulatorProcess,
+  date: string,
+  dialect: 'duckdb' | 'postgres',
+): Promise<OwnCostResult> {
+  const pipelines: PipelineRun[] = [];
+  const bares: BareRun[] = [];
+  let resync: OwnCostResult['resync'];
+  for (let i = 0; i < OWN_COST.pairs; i++) {
+    const last = i === OWN_COST.pairs - 1;
+    const tmp = tempDir('own-cost');
+    const db = dialect === 'postgres' ? await createDatabase('own_cost') : null;
+    try {
+      const warehouse = db ? db.url : `duckdb:${join(tmp.dir, 'own-cost.duckdb')}`;
+      const run = () =>
+        runPipeline({ baseUrl: sim.url, warehouse, date, concurrency: C, simulatorCpu: sim.cpuSeconds });
+      const p = await run();
+      pipelines.push(p);
+      log(
+        `  ${dialect} pipeline #${i + 1}: ${seconds(p.wallMs)}, ${p.requests} requests, ${int(p.rows)} rows; ${busy(p)}`,
+      );
+      if (pipelines[0]!.requests !== p.requests) {
+        log(`  note: request count differs between runs (${pipelines[0]!.requests} vs ${p.requests})`);
+      }
+      const b = await runBareLoop(sim.url, pipelines[0]!.recorded, C, sim.cpuSeconds);
+      bares.push(b);
+      log(
+        `  ${dialect} bare loop #${i + 1}: ${seconds(b.wallMs)}, ${b.requests} requests, ${b.non200} not 200; ${busy(b)}`,
+      );
+      if (dialect === 'duckdb' && last) {
+        // 5. Re-sync: the same day again into the warehouse the last run filled, unchanged, --force.
+        const second = await run();
+        resync = { first: p, second };
+        log(`  duckdb re-sync: ${seconds(second.wallMs)} (first ${seconds(p.wallMs)})`);
+      }
+    } finally {
+      tmp.remove();
+      await db?.drop().catch(() => undefined);
+    }
+  }
+  return { pipelines, bares, ...(resync ? { resync } : {}) };
+}
+
+async function ownCost(
+  rows: TableRow[],
+  results: Record<string, unknown>,
+  pgReason: string | null,
+): Promise<void> {
+  const { executionsPerDay, seed } = OWN_COST;
+  log(`own cost: ${executionsPerDay} executions/day, latency 0, C=${C}, default enrichments (all on)`);
+  await withSimulator({ seed, executionsPerDay }, async (sim, date) => {
+    const own: Record<string, unknown> = {};
+    results.own_cost = own;
+    for (const dialect of ['duckdb', 'postgres'] as const) {
+      const key = `own_cost_ratio_${dialect}`;
+      const label = dialect === 'duckdb' ? 'DuckDB' : 'PostgreSQL';
+      if (dialect === 'postgres' && pgReason) {
+        results[key] = null;
+        own[dialect] = { error: pgReason };
+        rows.push(naRow(`2 own cost (${label})`, pgReason));
+        continue;
+      }
+      const r = await ownCostDialect(sim, date, dialect);
+      const p = best(r.pipelines);
+      const b = best(r.bares);
+      const x = p.wallMs / b.wallMs;
+      results[key] = x;
+      const executions = executionsOf(p);
+      own[dialect] = {
+        ratio: x,
+        executions,
+        requests: p.requests,
+        requests_per_execution: p.requests / Math.max(1, executions),
+        pipeline_best: pipelineFigures(p),
+        bare_best: bareFigures(b),
+        pipeline_runs_s: r.pipelines.map((q) => q.wallMs / 1000),
+        bare_runs_s: r.bares.map((q) => q.wallMs / 1000),
+        enrichments: 'product defaults (all on)',
+        concurrency: C,
+        target: TARGET.ownCost,
+        met: x <= TARGET.ownCost,
+      };
+      rows.push({
+        scenario: `2 own cost (${label})`,
+        size: `${int(executions)} exec, ${int(p.requests)} req, ${int(p.rows)} rows, latency 0, C=${C}; enrich all on`,
+        figure: `${seconds(p.wallMs)} pipeline`,
+        baseline: `${seconds(b.wallMs)} bare undici`,
+        ratio: ratio(x),
+        target: `<= ${TARGET.ownCost}`,
+        met: met(x <= TARGET.ownCost),
+      });
+      if (r.resync) {
+        const { first, second } = r.resync;
+        const rr = second.wallMs / first.wallMs;
+        results.resync_ratio = rr;
+        results.resync = {
+          ratio: rr,
+          first: pipelineFigures(first),
+          second: pipelineFigures(second),
+          executions: executionsOf(first),
+          warehouse: 'duckdb',
+          note: 'second sync of the same unchanged day into the same warehouse, force: true',
+        };
+        rows.push({
+          scenario: '5 re-sync (DuckDB)',
+          size: `${int(executionsOf(first))} exec, unchanged day, --force`,
+          figure: `${seconds(second.wallMs)} second`,
+          baseline: `${seconds(first.wallMs)} first`,
+          ratio: ratio(rr),
+          target: 'report',
+          met: 'n/a',
+        });
+      }
+    }
+  });
+}
+
+// ---- 3. load ----------------------------------------------------------------------------------
+
+async function load(
+  rows: TableRow[],
+  results: Record<string, unknown>,
+  pgReason: string | null,
+): Promise<void> {
+  const data = generateLoadData(LOAD.executions, LOAD.batchSize);
+  const size = `${int(data.executions)} exec, ${int(data.rows)} rows, batches of ${LOAD.batchSize}`;
+  log(`load: ${size} (${JSON.stringify(data.perTable)})`);
+  const out: Record<string, unknown> = {
+    executions: data.executions,
+    rows: data.rows,
+    per_table: data.perTable,
+  };
+  results.load = out;
+  for (const dialect of ['duckdb', 'postgres'] as const) {
+    const key = `load_ratio_${dialect}`;
+    const label = dialect === 'duckdb' ? 'DuckDB' : 'PostgreSQL';
+    if (dialect === 'postgres' && pgReason) {
+      results[key] = null;
+      out[dialect] = { error: pgReason };
+      rows.push(naRow(`3 load (${label})`, pgReason));
+      continue;
+    }
+    const adapter: LoadRun[] = [];
+    const raw: LoadRun[] = [];
+    const runAdapter = () =>
+      dialect === 'duckdb'
+        ? adapterLoadDuckdb(data)
+        : withDatabase('load_adapter', (url) => adapterLoad(url, data));
+    const runRaw = (perBatch: boolean) =>
+      dialect === 'duckdb'
+        ? rawLoadDuckdb(data, perBatch)
+        : withDatabase('load_raw', (url) => rawLoadPostgres(url, data, perBatch));
+    for (let i = 0; i < LOAD.repeats; i++) {
+      adapter.push(await runAdapter());
+      raw.push(await runRaw(false));
+      log(
+        `  ${dialect} #${i + 1}: adapter ${int(adapter[i]!.rowsPerSecond)} rows/s, raw ${int(raw[i]!.rowsPerSecond)} rows/s`,
+      );
+    }
+    const rawBatched = await runRaw(true);
+    log(`  ${dialect}: raw in the adapter's batches ${int(rawBatched.rowsPerSecond)} rows/s`);
+    const a = best(adapter);
+    const r = best(raw);
+    const x = a.rowsPerSecond / r.rowsPerSecond;
+    const xb = a.rowsPerSecond / rawBatched.rowsPerSecond;
+    results[key] = x;
+    out[dialect] = {
+      ratio: x,
+      adapter_rows_per_s: a.rowsPerSecond,
+      raw_rows_per_s: r.rowsPerSecond,
+      adapter_wall_s: a.wallMs / 1000,
+      raw_wall_s: r.wallMs / 1000,
+      adapter_runs_s: adapter.map((q) => q.wallMs / 1000),
+      raw_runs_s: raw.map((q) => q.wallMs / 1000),
+      raw_path:
+        dialect === 'duckdb'
+          ? 'Appender (typed 2048-row data chunks) into plain tables, same columns and types, no keys, one Appender per table for all rows'
+          : 'COPY text format (pg-copy-streams) into plain tables, same columns and types, no keys, one COPY per table for all rows',
+      raw_in_adapter_batches_rows_per_s: rawBatched.rowsPerSecond,
+      raw_in_adapter_batches_wall_s: rawBatched.wallMs / 1000,
+      ratio_vs_raw_in_adapter_batches: xb,
+      target: TARGET.load,
+      met: x >= TARGET.load,
+    };
+    rows.push({
+      scenario: `3 load (${label})`,
+      size,
+      figure: `${int(a.rowsPerSecond)} rows/s adapter`,
+      baseline: `${int(r.rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}`,
+      ratio: ratio(x),
+      target: `>= ${TARGET.load}`,
+      met: met(x >= TARGET.load),
+    });
+    rows.push({
+      scenario: `3 load (${label}) vs raw per batch`,
+      size: `same rows; raw also commits every ${LOAD.batchSize} exec`,
+      figure: `${int(a.rowsPerSecond)} rows/s adapter`,
+      baseline: `${int(rawBatched.rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}/batch`,
+      ratio: ratio(xb),
+      target: 'info',
+      met: 'n/a',
+    });
+  }
+}
+
+// ---- 4. memory --------------------------------------------------------------------------------
+
+async function memory(rows: TableRow[], results: Record<string, unknown>): Promise<void> {
+  const runs: MemoryRun[] = [];
+  for (const n of [MEMORY.small, MEMORY.large]) {
+    log(`memory: ${int(n)} executions/day, geo-sync sync in a child process, C=${MEMORY.concurrency}`);
+    const run = await withSimulator({ seed: MEMORY.seed, executionsPerDay: n }, (sim, date) =>
+      runMemorySync({
+        baseUrl: sim.url,
+        date,
+        executionsPerDay: n,
+        concurrency: MEMORY.concurrency,
+        timeoutMs: MEMORY.timeoutMs,
+      }),
+    );
+    runs.push(run);
+    log(
+      `  exit ${run.exitCode ?? run.signal}${run.timedOut ? ' (timed out)' : ''} in ${seconds(run.wallMs)}; peak RSS ${run.rssMb?.toFixed(1) ?? '?'} MB; ${run.requests ?? '?'} requests`,
+    );
+    if (run.exitCode !== 0) log(`  sync failed:\n${run.stdoutTail}\n${run.stderrTail}`);
+  }
+  const [small, large] = runs as [MemoryRun, MemoryRun];
+  const ok = (r: MemoryRun) => r.exitCode === 0 && r.rssMb !== null;
+  const rssSmall = ok(small) ? small.rssMb : null;
+  const rssLarge = ok(large) ? large.rssMb : null;
+  const growth = rssSmall !== null && rssLarge !== null ? rssLarge / rssSmall : null;
+  results.rss_mb_10k = rssSmall;
+  results.rss_mb_100k = rssLarge;
+  results.rss_ratio_100k_10k = growth;
+  const describe = (r: MemoryRun) => ({
+    executions_per_day: r.executionsPerDay,
+    exit_code: r.exitCode,
+    signal: r.signal,
+    timed_out: r.timedOut,
+    wall_s: r.wallMs / 1000,
+    peak_rss_mb: r.rssMb,
+    sampled_peak_mb: r.sampledPeakMb,
+    requests: r.requests,
+    rows: r.rows,
+    ...(r.exitCode !== 0 ? { stdout_tail: r.stdoutTail, stderr_tail: r.stderrTail } : {}),
+  });
+  results.memory = {
+    small: describe(small),
+    large: describe(large),
+    growth,
+    concurrency: MEMORY.concurrency,
+    enrichments: 'defaults except legacySources=false, executionTimes=false',
+    target: `larger <= ${TARGET.rssGrowth} x smaller and < ${TARGET.rssMb} MB`,
+  };
+  const sizeOf = (r: MemoryRun) =>
+    `${int(r.rows.prompt_executions ?? 0)} exec, ${int(r.rows.execution_sources ?? 0)} sources, ${int(r.rows.product_cards ?? 0)} cards, ${int(r.requests ?? 0)} req in ${seconds(r.wallMs)}`;
+  const under = (mb: number | null) => (mb === null ? null : mb < TARGET.rssMb);
+  rows.push({
+    scenario: '4 memory 10k/day',
+    size: ok(small)
+      ? sizeOf(small)
+      : `FAILED (exit ${small.exitCode ?? small.signal}) after ${seconds(small.wallMs)}`,
+    figure: rssSmall === null ? 'n/a' : `${rssSmall.toFixed(1)} MB peak RSS`,
+    baseline: '',
+    ratio: '',
+    target: `< ${TARGET.rssMb} MB`,
+    met: met(under(rssSmall)),
+  });
+  const largeOk =
+    growth === null || rssLarge === null ? null : growth <= TARGET.rssGrowth && rssLarge < TARGET.rssMb;
+  rows.push({
+    scenario: '4 memory 100k/day',
+    size: ok(large)
+      ? sizeOf(large)
+      : `FAILED (${large.timedOut ? 'timed out, ' : ''}exit ${large.exitCode ?? large.signal}) after ${seconds(large.wallMs)}`,
+    figure: rssLarge === null ? 'n/a' : `${rssLarge.toFixed(1)} MB peak RSS`,
+    baseline: rssSmall === null ? 'n/a' : `${rssSmall.toFixed(1)} MB (10k)`,
+    ratio: ratio(growth),
+    target: `<= ${TARGET.rssGrowth}x, < ${TARGET.rssMb} MB`,
+    met: met(largeOk),
+  });
+}
+
+function naRow(scenario: string, reason: string): TableRow {
+  return { scenario, size: reason, figure: 'null', baseline: '', ratio: 'n/a', target: '', met: 'n/a' };
+}
+
+// ---- main -------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const only = selected();
+  const started = Date.now();
+  const rows: TableRow[] = [];
+  const results: Record<string, unknown> = {
+    extraction_ratio: null,
+    own_cost_ratio_duckdb: null,
+    own_cost_ratio_postgres: null,
+    load_ratio_duckdb: null,
+    load_ratio_postgres: null,
+    rss_mb_10k: null,
+    rss_mb_100k: null,
+    rss_ratio_100k_10k: null,
+    resync_ratio: null,
+  };
+  const pgReason = await postgresUnavailableReason();
+  if (pgReason) log(`${pgReason}: PostgreSQL figures will be null`);
+  const errors: string[] = [];
+  const attempt = async (name: Scenario, fn: () => Promise<void>) => {
+    if (!only.has(name)) return;
+    const t0 = Date.now();
+    try {
+      await fn();
+    } catch (e) {
+      const msg = `${name}: ${(e as Error).stack ?? String(e)}`;
+      errors.push(msg);
+      log(`FAILED ${msg}`);
+    }
+    log(`${name} took ${seconds(Date.now() - t0)}`);
+  };
+  await attempt('load', () => load(rows, results, pgReason));
+  await attempt('own-cost', () => ownCost(rows, results, pgReason));
+  await attempt('extraction', () => extraction(rows, results));
+  await attempt('memory', () => memory(rows, results));
+
+  // By scenario number; rows of one scenario keep their order (stable sort).
+  rows.sort((a, b) => parseInt(a.scenario, 10) - parseInt(b.scenario, 10));
+  const totalS = (Date.now() - started) / 1000;
+  Object.assign(results, {
+    node: process.version,
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? null, platform: process.platform },
+    postgres: pgReason ?? 'available',
+    scenarios_run: [...only],
+    total_s: totalS,
+    targets: {
+      extraction_ratio: `<= ${TARGET.extraction}`,
+      own_cost_ratio: `<= ${TARGET.ownCost}`,
+      load_ratio: `>= ${TARGET.load}`,
+      rss: `100k <= ${TARGET.rssGrowth} x 10k and < ${TARGET.rssMb} MB`,
+      resync_ratio: 'reported',
+    },
+    errors,
+  });
+  writeFileSync(RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
+  process.stdout.write(`\n${formatTable(rows)}\n\n`);
+  process.stdout.write(`node ${process.version}, ${cpus().length} cores; total ${totalS.toFixed(0)} s; `);
+  process.stdout.write(`figures in ${RESULTS_FILE}\n`);
+  if (errors.length) {
+    process.stdout.write(`errors:\n${errors.map((e) => `  ${e.split('\n')[0]}`).join('\n')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+await main();

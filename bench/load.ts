@@ -1,0 +1,280 @@
+/**
+ * The load scenario: the same rows written (1) through geo-sync's adapter,
+ * Warehouse.writeExecutionBatch, batch after batch into a fresh, migrated warehouse, and (2) by
+ * the raw path into plain tables with the same columns and types and no keys: DuckDB Appender
+ * (typed data chunks of 2048 rows), PostgreSQL COPY (text format, escaped). The raw path runs in
+ * one pass (one Appender / one COPY per table for all the rows: the ceiling, which the ratio is
+ * taken against) and in the adapter's batches (one commit per batch: how much of the gap is the
+ * batching itself). Rows per second count every row of every table. Warehouse creation and
+ * migration are not timed.
+ */
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  DuckDBDataChunk,
+  DuckDBInstance,
+  dateValue,
+  timestampTZValue,
+  type DuckDBConnection,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { openWarehouse } from '../src/load/index.ts';
+import {
+  EXECUTION_PRODUCTS,
+  EXECUTION_RANKS,
+  EXECUTION_SCREENSHOTS,
+  EXECUTION_SOURCES,
+  PRODUCT_CARDS,
+  PROMPT_EXECUTIONS,
+  type AnyTableSpec,
+  type ColumnKind,
+} from '../src/load/tables.ts';
+import { silentLogger } from '../src/log.ts';
+import type { ExecutionBatch } from '../src/transform/rows.ts';
+import type { LoadData } from './load-data.ts';
+import { tempDir } from './paths.ts';
+
+/** Each collection of an ExecutionBatch and the table it lands in. */
+const COLLECTIONS: readonly { key: keyof ExecutionBatch; spec: AnyTableSpec }[] = [
+  { key: 'executions', spec: PROMPT_EXECUTIONS },
+  { key: 'ranks', spec: EXECUTION_RANKS },
+  { key: 'sources', spec: EXECUTION_SOURCES },
+  { key: 'screenshots', spec: EXECUTION_SCREENSHOTS },
+  { key: 'products', spec: EXECUTION_PRODUCTS },
+  { key: 'cards', spec: PRODUCT_CARDS },
+];
+
+export interface LoadRun {
+  wallMs: number;
+  rows: number;
+  rowsPerSecond: number;
+}
+
+function result(wallMs: number, rows: number): LoadRun {
+  return { wallMs, rows, rowsPerSecond: rows / (wallMs / 1000) };
+}
+
+// ---- geo-sync's adapter -----------------------------------------------------------------------
+
+/** writeExecutionBatch for every batch, into the warehouse `target` (fresh, migrated here). */
+export async function adapterLoad(target: string, data: LoadData): Promise<LoadRun> {
+  const warehouse = await openWarehouse(target, { logger: silentLogger, migrate: true });
+  try {
+    const t0 = performance.now();
+    for (const b of data.batches) await warehouse.writeExecutionBatch(b);
+    const wallMs = performance.now() - t0;
+    const counts = (await warehouse.counts()) as Record<string, number>;
+    await checkCount(data, async (table) => counts[table] ?? -1);
+    return result(wallMs, data.rows);
+  } finally {
+    await warehouse.close();
+  }
+}
+
+export async function adapterLoadDuckdb(data: LoadData): Promise<LoadRun> {
+  const tmp = tempDir('load-adapter');
+  try {
+    return await adapterLoad(`duckdb:${join(tmp.dir, 'adapter.duckdb')}`, data);
+  } finally {
+    tmp.remove();
+  }
+}
+
+// ---- raw DuckDB: Appender into plain tables ---------------------------------------------------
+
+const DUCKDB_TYPE: Record<ColumnKind, string> = {
+  bigint: 'BIGINT',
+  integer: 'INTEGER',
+  double: 'DOUBLE',
+  boolean: 'BOOLEAN',
+  text: 'VARCHAR',
+  date: 'DATE',
+  timestamptz: 'TIMESTAMPTZ',
+  money: 'DECIMAL(18, 4)',
+  json: 'JSON',
+};
+
+const DAY_MS = 86_400_000;
+
+function duckValue(kind: ColumnKind, v: unknown): DuckDBValue {
+  if (v === null || v === undefined) return null;
+  switch (kind) {
+    case 'bigint':
+      return BigInt(v as number);
+    case 'date':
+      return dateValue(Date.parse(`${v as string}T00:00:00Z`) / DAY_MS);
+    case 'timestamptz':
+      return timestampTZValue(BigInt(Date.parse(v as string)) * 1000n);
+    case 'json':
+      return JSON.stringify(v);
+    case 'money':
+    case 'text':
+      return String(v);
+    default:
+      return v as number | boolean;
+  }
+}
+
+const CHUNK_ROWS = 2048;
+
+async function appendRaw(c: DuckDBConnection, spec: AnyTableSpec, rows: readonly unknown[]): Promise<void> {
+  if (rows.length === 0) return;
+  const appender = await c.createAppender(`raw_${spec.table}`);
+  try {
+    const types = spec.columns.map((_, i) => appender.columnType(i));
+    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      const part = rows.slice(start, start + CHUNK_ROWS) as Record<string, unknown>[];
+      const chunk = DuckDBDataChunk.create(types, part.length);
+      chunk.setColumns(spec.columns.map((col) => part.map((r) => duckValue(col.kind, r[col.name]))));
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}
+
+/**
+ * Raw DuckDB. `perBatch`: one Appender per table per batch, flushed (= committed) after each batch,
+ * the adapter's transaction granularity; otherwise one Appender per table for all the rows, flushed
+ * once at the end: the ceiling.
+ */
+export async function rawLoadDuckdb(data: LoadData, perBatch: boolean): Promise<LoadRun> {
+  const tmp = tempDir('load-raw');
+  const instance = await DuckDBInstance.create(join(tmp.dir, 'raw.duckdb'));
+  const c = await instance.connect();
+  try {
+    for (const { spec } of COLLECTIONS) {
+      const cols = spec.columns.map((col) => `"${col.name}" ${DUCKDB_TYPE[col.kind]}`).join(', ');
+      await c.run(`CREATE TABLE raw_${spec.table} (${cols})`);
+    }
+    const all = perBatch ? null : allRows(data);
+    const t0 = performance.now();
+    if (all) {
+      for (const { key, spec } of COLLECTIONS) await appendRaw(c, spec, all[key]);
+    } else {
+      for (const b of data.batches) {
+        for (const { key, spec } of COLLECTIONS) await appendRaw(c, spec, b[key]);
+      }
+    }
+    const wallMs = performance.now() - t0;
+    await checkCount(data, async (table) => {
+      const r = await c.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM raw_${table}`);
+      return Number(r.getRows()[0]![0]);
+    });
+    return result(wallMs, data.rows);
+  } finally {
+    c.closeSync();
+    instance.closeSync();
+    tmp.remove();
+  }
+}
+
+// ---- raw PostgreSQL: COPY into plain tables ---------------------------------------------------
+
+const PG_TYPE: Record<ColumnKind, string> = {
+  bigint: 'BIGINT',
+  integer: 'INTEGER',
+  double: 'DOUBLE PRECISION',
+  boolean: 'BOOLEAN',
+  text: 'TEXT',
+  date: 'DATE',
+  timestamptz: 'TIMESTAMPTZ',
+  money: 'NUMERIC(18, 4)',
+  json: 'JSONB',
+};
+
+const COPY_SPECIAL = /[\\\n\r\t]/g;
+const COPY_ESCAPE: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A value in COPY text format: `\N` for NULL, backslash, newline, CR and tab escaped. */
+function copyValue(kind: ColumnKind, v: unknown): string {
+  if (v === null || v === undefined) return '\\N';
+  if (kind === 'boolean') return v ? 't' : 'f';
+  const s = kind === 'json' ? JSON.stringify(v) : String(v);
+  return s.replace(COPY_SPECIAL, (ch) => COPY_ESCAPE[ch]!);
+}
+
+/** COPY text lines for `rows`, in chunks of about 1 MB. */
+function* copyChunks(spec: AnyTableSpec, rows: readonly unknown[]): Generator<string> {
+  let buf = '';
+  for (const row of rows as Record<string, unknown>[]) {
+    buf += spec.columns.map((col) => copyValue(col.kind, row[col.name])).join('\t') + '\n';
+    if (buf.length >= 1 << 20) {
+      yield buf;
+      buf = '';
+    }
+  }
+  if (buf) yield buf;
+}
+
+async function copyInto(client: pg.Client, spec: AnyTableSpec, rows: readonly unknown[]): Promise<void> {
+  if (rows.length === 0) return;
+  const cols = spec.columns.map((col) => `"${col.name}"`).join(', ');
+  const stream = client.query(copyFrom(`COPY raw_${spec.table} (${cols}) FROM STDIN`));
+  await pipeline(Readable.from(copyChunks(spec, rows)), stream);
+}
+
+/**
+ * Raw PostgreSQL. `perBatch`: one transaction per batch with a COPY per table, the adapter's
+ * transaction granularity; otherwise one COPY per table for all the rows: the ceiling.
+ */
+export async function rawLoadPostgres(url: string, data: LoadData, perBatch: boolean): Promise<LoadRun> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    for (const { spec } of COLLECTIONS) {
+      const cols = spec.columns.map((col) => `"${col.name}" ${PG_TYPE[col.kind]}`).join(', ');
+      await client.query(`CREATE TABLE raw_${spec.table} (${cols})`);
+    }
+    const all = perBatch ? null : allRows(data);
+    const t0 = performance.now();
+    if (all) {
+      for (const { key, spec } of COLLECTIONS) await copyInto(client, spec, all[key]);
+    } else {
+      for (const b of data.batches) {
+        await client.query('BEGIN');
+        for (const { key, spec } of COLLECTIONS) await copyInto(client, spec, b[key]);
+        await client.query('COMMIT');
+      }
+    }
+    const wallMs = performance.now() - t0;
+    await checkCount(data, async (table) => {
+      const r = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM raw_${table}`);
+      return r.rows[0]!.n;
+    });
+    return result(wallMs, data.rows);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Every batch's rows, concatenated per collection (built before the clock starts). */
+function allRows(data: LoadData): ExecutionBatch {
+  const out: ExecutionBatch = {
+    executions: [],
+    ranks: [],
+    sources: [],
+    screenshots: [],
+    products: [],
+    cards: [],
+  };
+  for (const b of data.batches) {
+    for (const { key } of COLLECTIONS) (out[key] as unknown[]).push(...b[key]);
+  }
+  return out;
+}
+
+/** Every row landed, in each table. */
+async function checkCount(data: LoadData, count: (table: string) => Promise<number>): Promise<void> {
+  for (const { spec } of COLLECTIONS) {
+    const n = await count(spec.table);
+    if (n !== data.perTable[spec.table]) {
+      throw new Error(`raw load: ${spec.table} has ${n} rows, expected ${data.perTable[spec.table]}`);
+    }
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The memory scenario: `geo-sync sync` as its own process (the CLI, exactly as a user runs it),
+ * with bench/rss-reporter.mjs preloaded to report the peak RSS on exit, against a simulator
+ * process serving N executions per day. Per-execution legacy enrichments off (as the issue says).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { GEO_SYNC_BIN, REPO_ROOT, RSS_REPORTER, tempDir } from './paths.ts';
+import { BENCH_API_KEY } from './simulator.ts';
+
+export interface MemoryRun {
+  executionsPerDay: number;
+  exitCode: number | null;
+  /** The signal that ended the child, if one did (e.g. SIGTERM from the bench's own timeout). */
+  signal: string | null;
+  timedOut: boolean;
+  wallMs: number;
+  /** Peak RSS of the sync process, MB (MiB). */
+  rssMb: number | null;
+  /** Peaks sampled every 250 ms (MB): rss, heapUsed, heapTotal, external, arrayBuffers, nonHeap. */
+  sampledPeakMb: Record<string, number> | null;
+  requests: number | null;
+  /** Rows written per table, from the summary the CLI prints. */
+  rows: Record<string, number>;
+  stdoutTail: string;
+  stderrTail: string;
+}
+
+/** Parses the CLI's summary (src/sync/summary.ts). */
+export function parseSummary(stdout: string): { requests: number | null; rows: Record<string, number> } {
+  const requests = /^requests: (\d+)/m.exec(stdout);
+  const rows: Record<string, number> = {};
+  const at = stdout.indexOf('rows written:');
+  if (at >= 0) {
+    for (const line of stdout.slice(at).split('\n').slice(1)) {
+      const m = /^\s+([a-z_]+)\s+(\d+)$/.exec(line);
+      if (!m) break;
+      rows[m[1]!] = Number(m[2]);
+    }
+  }
+  return { requests: requests ? Number(requests[1]) : null, rows };
+}
+
+export async function runMemorySync(o: {
+  baseUrl: string;
+  date: string;
+  executionsPerDay: number;
+  concurrency: number;
+  timeoutMs: number;
+  /** Default: a fresh DuckDB file (the scenario); a postgres:// URL for diagnosis. */
+  warehouse?: string;
+  /** Default bin/geo-sync.js of this checkout; another checkout's for experiments. */
+  bin?: string;
+}): Promise<MemoryRun> {
+  const tmp = tempDir(`mem-${o.executionsPerDay}`);
+  const rssFile = join(tmp.dir, 'rss.jsonl');
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GEO_')) env[k] = v;
+  Object.assign(env, {
+    GEO_BASE_URL: o.baseUrl,
+    GEO_API_KEY: BENCH_API_KEY,
+    GEO_CONCURRENCY: String(o.concurrency),
+    GEO_REQUESTS_PER_SECOND: '100000',
+    GEO_ENRICH_LEGACY_SOURCES: 'false',
+    GEO_ENRICH_EXECUTION_TIMES: 'false',
+    GEO_LOG_LEVEL: 'warn',
+    BENCH_RSS_FILE: rssFile,
+  });
+  const args = [
+    '--import',
+    pathToFileURL(RSS_REPORTER).href,
+    o.bin ?? GEO_SYNC_BIN,
+    'sync',
+    '--date',
+    o.date,
+    '--warehouse',
+    o.warehouse ?? `duckdb:${join(tmp.dir, 'memory.duckdb')}`,
+    '--no-progress',
+  ];
+  try {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-8000)));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+    }, o.timeoutMs);
+    const [exitCode, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.once('close', (code, sig) => resolve([code, sig])),
+    );
+    clearTimeout(timer);
+    const wallMs = performance.now() - t0;
+    let rssMb: number | null = null;
+    let sampledPeakMb: Record<string, number> | null = null;
+    try {
+      const lines = readFileSync(rssFile, 'utf8').trim().split('\n');
+      const last = JSON.parse(lines[lines.length - 1]!) as {
+        maxRssKiB: number;
+        sampledPeakMb?: Record<string, number>;
+      };
+      rssMb = last.maxRssKiB / 1024;
+      sampledPeakMb = last.sampledPeakMb ?? null;
+    } catch {
+      rssMb = null;
+    }
+    const { requests, rows } = parseSummary(stdout);
+    return {
+      executionsPerDay: o.executionsPerDay,
+      exitCode,
+      signal,
+      timedOut,
+      wallMs,
+      rssMb,
+      sampledPeakMb,
+      requests,
+      rows,
+      stdoutTail: stdout.slice(-2000),
+      stderrTail: stderr.slice(-2000),
+    };
+  } finally {
+    tmp.remove();
+  }
+}

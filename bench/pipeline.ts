@@ -1,0 +1,253 @@
+/**
+ * One run of the real pipeline (client -> validate -> transform -> warehouse) in this process,
+ * as `geo-sync sync --force` does it: config from loadConfig, createApi with an injected undici
+ * Pool that records every request's method and path, openWarehouse + migrate (not timed), then
+ * runLocked is timed. CPU seconds of this process (and of the simulator, when given) are taken
+ * over the same interval.
+ */
+import { performance } from 'node:perf_hooks';
+import { DecoratorHandler, Pool, type Dispatcher } from 'undici';
+import { createApi, runLocked } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { openWarehouse } from '../src/load/index.ts';
+import { silentLogger } from '../src/log.ts';
+import type { RunSummary } from '../src/sync/run.ts';
+import { BENCH_API_KEY, machineBusySeconds, mainThreadCpuSeconds } from './simulator.ts';
+
+export interface EnrichOverrides {
+  taskConfig?: boolean;
+  legacySources?: boolean;
+  executionTimes?: boolean;
+  diagnosis?: boolean;
+  finance?: boolean;
+  crossCheck?: boolean;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  /** performance.now() when it was dispatched. */
+  atMs: number;
+}
+
+/** Where the wall time of a run went, from the requests' start times. */
+export interface Phases {
+  /** Before the first task/results or task/prompts request: scope discovery, task config. */
+  scope_s: number;
+  /** From there to the last request of an execution (prompt/*, legacy task/*): the units. */
+  units_s: number;
+  /** After it: the last commits, site diagnoses, finance, the run log. */
+  tail_s: number;
+}
+
+const UNIT_START = /\/geo\/task\/(results|prompts)\?/;
+const EXECUTION_REQUEST = /\/geo\/(prompt\/|task\/(detail|searches)\?)/;
+
+function phasesOf(recorded: readonly RecordedRequest[], t0: number, t1: number): Phases {
+  const first = recorded.find((r) => UNIT_START.test(r.path))?.atMs ?? t0;
+  const last = recorded.findLast((r) => EXECUTION_REQUEST.test(r.path))?.atMs ?? t1;
+  return { scope_s: (first - t0) / 1000, units_s: (last - first) / 1000, tail_s: (t1 - last) / 1000 };
+}
+
+export interface PipelineOptions {
+  baseUrl: string;
+  /** `duckdb:<file>` or a postgres:// URL. */
+  warehouse: string;
+  date: string;
+  concurrency: number;
+  enrich?: EnrichOverrides;
+  /** CPU seconds of the simulator process so far (to report its share), if known. */
+  simulatorCpu?: () => number | null;
+}
+
+export interface PipelineRun {
+  wallMs: number;
+  requests: number;
+  /** Every request the pipeline sent, in order. */
+  recorded: RecordedRequest[];
+  summary: RunSummary;
+  /** CPU seconds of this process during the timed run (all threads: JS, DuckDB workers, GC). */
+  cpuSeconds: number;
+  /** CPU seconds of the main (JS) thread alone, or null off Linux. */
+  mainThreadCpuSeconds: number | null;
+  /** CPU seconds of the simulator process during the timed run, or null. */
+  simulatorCpuSeconds: number | null;
+  /** Rows written, all tables. */
+  rows: number;
+  /** Mean HTTP requests in flight over the timed run (at most the concurrency). */
+  meanInflight: number;
+  /** Share of the timed run with all `concurrency` requests in flight. */
+  fullShare: number;
+  phases: Phases;
+  /** Busy CPU seconds of the whole machine (all processes, all cores) during the run, or null. */
+  machineBusySeconds: number | null;
+  /** The timed interval on process.hrtime's clock (µs), the clock of --cpu-prof samples. */
+  window: { startUs: number; endUs: number };
+}
+
+/** Time-weighted requests in flight, from the dispatcher's point of view. */
+export class InflightMeter {
+  inflight = 0;
+  max = 0;
+  #area = 0;
+  #full = 0;
+  #last = performance.now();
+  #start = this.#last;
+
+  constructor(readonly capacity: number) {}
+
+  #advance(): void {
+    const now = performance.now();
+    this.#area += this.inflight * (now - this.#last);
+    if (this.inflight >= this.capacity) this.#full += now - this.#last;
+    this.#last = now;
+  }
+  up(): void {
+    this.#advance();
+    this.inflight++;
+    this.max = Math.max(this.max, this.inflight);
+  }
+  down(): void {
+    this.#advance();
+    this.inflight--;
+  }
+  /** Starts a new measuring interval. */
+  reset(): void {
+    this.#advance();
+    this.#area = 0;
+    this.#full = 0;
+    this.#start = this.#last;
+    this.max = this.inflight;
+  }
+  /** Mean requests in flight since reset(). */
+  mean(): number {
+    this.#advance();
+    const span = this.#last - this.#start;
+    return span > 0 ? this.#area / span : 0;
+  }
+  /** Share of the time since reset() with every connection busy. */
+  fullShare(): number {
+    this.#advance();
+    const span = this.#last - this.#start;
+    return span > 0 ? this.#full / span : 0;
+  }
+}
+
+/** Counts a request out of flight when its response ends or fails. */
+class CountingHandler extends DecoratorHandler {
+  #done = false;
+  constructor(
+    handler: Dispatcher.DispatchHandler,
+    private readonly meter: InflightMeter,
+  ) {
+    super(handler);
+  }
+  #finish(): void {
+    if (!this.#done) {
+      this.#done = true;
+      this.meter.down();
+    }
+  }
+  onResponseEnd(...args: unknown[]): void {
+    this.#finish();
+    (DecoratorHandler.prototype as unknown as { onResponseEnd(...a: unknown[]): void }).onResponseEnd.apply(
+      this,
+      args,
+    );
+  }
+  onResponseError(...args: unknown[]): void {
+    this.#finish();
+    (
+      DecoratorHandler.prototype as unknown as { onResponseError(...a: unknown[]): void }
+    ).onResponseError.apply(this, args);
+  }
+}
+
+/**
+ * An undici Pool as the client's own (connections = concurrency, no pipelining), recording every
+ * request's method and path and measuring how many are in flight.
+ */
+export function recordingDispatcher(
+  origin: string,
+  connections: number,
+): { dispatcher: Dispatcher; recorded: RecordedRequest[]; meter: InflightMeter; close(): Promise<void> } {
+  const pool = new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+  const recorded: RecordedRequest[] = [];
+  const meter = new InflightMeter(connections);
+  const dispatcher = pool.compose((dispatch) => (opts, handler) => {
+    recorded.push({ method: opts.method, path: opts.path, atMs: performance.now() });
+    meter.up();
+    return dispatch(opts, new CountingHandler(handler, meter));
+  });
+  return { dispatcher, recorded, meter, close: () => pool.close() };
+}
+
+export async function runPipeline(o: PipelineOptions): Promise<PipelineRun> {
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      baseUrl: o.baseUrl,
+      apiKey: BENCH_API_KEY,
+      warehouse: o.warehouse,
+      concurrency: o.concurrency,
+      requestsPerSecond: 100_000,
+      logLevel: 'silent',
+      enrich: { ...o.enrich },
+    },
+  });
+  const rec = recordingDispatcher(new URL(o.baseUrl).origin, o.concurrency);
+  const api = createApi(config, silentLogger, { dispatcher: rec.dispatcher });
+  const warehouse = await openWarehouse(config.warehouse, { logger: silentLogger });
+  try {
+    await warehouse.migrate();
+    const simBefore = o.simulatorCpu?.() ?? null;
+    const cpuBefore = process.cpuUsage();
+    const mainBefore = mainThreadCpuSeconds();
+    const machineBefore = machineBusySeconds();
+    rec.meter.reset();
+    const startUs = Number(process.hrtime.bigint() / 1000n);
+    const t0 = performance.now();
+    const summary = await runLocked(api, warehouse, config, silentLogger, {
+      kind: 'sync',
+      dates: [o.date],
+      customers: config.customers,
+      force: true,
+      args: { dates: o.date, bench: true },
+      waitForLockMs: 0,
+    });
+    const wallMs = performance.now() - t0;
+    const endUs = Number(process.hrtime.bigint() / 1000n);
+    const meanInflight = rec.meter.mean();
+    const fullShare = rec.meter.fullShare();
+    const phases = phasesOf(rec.recorded, t0, t0 + wallMs);
+    const machineAfter = machineBusySeconds();
+    const cpu = process.cpuUsage(cpuBefore);
+    const mainAfter = mainThreadCpuSeconds();
+    const simAfter = o.simulatorCpu?.() ?? null;
+    if (summary.status !== 'success') {
+      throw new Error(
+        `the bench sync ended ${summary.status}: ${summary.error ?? JSON.stringify(summary.failedUnits.slice(0, 3))}`,
+      );
+    }
+    return {
+      wallMs,
+      requests: api.client.stats.requests,
+      recorded: rec.recorded,
+      summary,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      mainThreadCpuSeconds: mainBefore !== null && mainAfter !== null ? mainAfter - mainBefore : null,
+      simulatorCpuSeconds: simBefore !== null && simAfter !== null ? simAfter - simBefore : null,
+      rows: Object.values(summary.counters.rows).reduce((a, b) => a + b, 0),
+      meanInflight,
+      fullShare,
+      phases,
+      machineBusySeconds:
+        machineBefore !== null && machineAfter !== null ? machineAfter - machineBefore : null,
+      window: { startUs, endUs },
+    };
+  } finally {
+    await warehouse.close();
+    await api.close();
+    await rec.close();
+  }
+}
