@@ -27,6 +27,12 @@ export function parsePositiveInt(value: string): number {
   return Number(value);
 }
 
+export function parseNonNegativeInt(value: string): number {
+  if (!/^\d+$/.test(value))
+    throw new InvalidArgumentError(`expected a whole number (0 or more), got "${value}"`);
+  return Number(value);
+}
+
 export function collectIds(value: string, previous: number[] = []): number[] {
   return [...previous, ...value.split(',').filter(Boolean).map(parseId)];
 }

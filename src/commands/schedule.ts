@@ -12,7 +12,14 @@ import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
 import { scheduledDates } from '../sync/planner.ts';
 import { formatSummary } from '../sync/summary.ts';
-import { action, configFrom, loggerFor, withCommonOptions, type CommonOpts } from './common.ts';
+import {
+  action,
+  configFrom,
+  loggerFor,
+  parseNonNegativeInt,
+  withCommonOptions,
+  type CommonOpts,
+} from './common.ts';
 
 interface ScheduleOpts extends CommonOpts {
   cron?: string;
@@ -27,7 +34,7 @@ export function scheduleCommand(): Command {
     .option(
       '--lookback-days <n>',
       'days before yesterday re-read every run (GEO_LOOKBACK_DAYS; default 3)',
-      (v) => Number(v),
+      parseNonNegativeInt,
     )
     .option('--run-now', 'also run once at start', false)
     .action(

@@ -17,6 +17,7 @@ import {
   configFrom,
   loggerFor,
   parseDay,
+  parseNonNegativeInt,
   withCommonOptions,
   type CommonOpts,
 } from './common.ts';
@@ -42,7 +43,7 @@ function withRunOptions(cmd: Command): Command {
       new Option(
         '--wait-for-lock <seconds>',
         'wait this long for another run to finish instead of exiting',
-      ).argParser((v) => Number(v)),
+      ).argParser(parseNonNegativeInt),
     )
     .option('--no-progress', 'no progress bar or progress lines');
 }

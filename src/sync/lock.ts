@@ -26,7 +26,9 @@ export async function acquireLock(
   holder: string,
   opts: { waitMs?: number; pollMs?: number; signal?: AbortSignal } = {},
 ): Promise<void> {
-  const deadline = Date.now() + (opts.waitMs ?? 0);
+  // A non-finite wait (NaN from a bad caller) must not poll forever: it means no wait.
+  const waitMs = Number.isFinite(opts.waitMs) ? Math.max(0, opts.waitMs!) : 0;
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const r = await warehouse.tryLock(holder);
     if (r.acquired) return;

@@ -232,6 +232,8 @@ describe('command line contract', () => {
       ],
       /--platforms: each platform must be one of/,
     ],
+    [['sync', '--wait-for-lock', 'soon'], /--wait-for-lock.*expected a whole number/],
+    [['schedule', '--lookback-days', 'three'], /--lookback-days.*expected a whole number/],
     [['nonsense'], /unknown command/],
   ])('bad usage %j exits 2 with a clear line', async (args, message) => {
     const r = await runCli(args, {
