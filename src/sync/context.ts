@@ -1,5 +1,7 @@
 /** What a run hands to its parts: the API port, the warehouse, logger, options and counters. */
 import type { Logger } from 'pino';
+import type { RejectedRecord } from '../api/client.ts';
+import { unitKey } from './planner.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import type { Warehouse } from '../load/warehouse.ts';
@@ -32,13 +34,6 @@ export function newCounters(): RunCounters {
     diagnosesNotStarted: 0,
     crossCheckMismatches: 0,
   };
-}
-
-export interface RejectedRecordLike {
-  endpoint: string;
-  params: Record<string, unknown>;
-  reason: string;
-  raw: unknown;
 }
 
 export class RunContext {
@@ -76,7 +71,7 @@ export class RunContext {
   }
 
   /** The client's reject sink: quarantine with endpoint, parameters, reason and raw payload. */
-  reject(r: RejectedRecordLike): void {
+  reject(r: RejectedRecord): void {
     this.counters.rejects++;
     this.pendingRejects.push({
       run_id: this.runId,
@@ -89,7 +84,7 @@ export class RunContext {
     this.logger.warn({ endpoint: r.endpoint, params: r.params, reason: r.reason }, 'record quarantined');
     const raw = r.raw as { prompt_task_id?: unknown } | null;
     if (r.endpoint.endsWith('/geo/task/results') && raw && typeof raw.prompt_task_id === 'number') {
-      const key = `${String(r.params.task_id)}|${String(r.params.date)}`;
+      const key = unitKey({ task_id: Number(r.params.task_id), date: String(r.params.date) });
       const list = this.rejectedByUnit.get(key) ?? [];
       list.push(raw.prompt_task_id);
       this.rejectedByUnit.set(key, list);

@@ -13,7 +13,7 @@ import { toMonitoringTaskRow, toPlatformTaskRow } from '../transform/hierarchy.t
 import type { Json, RunKind, RunStatus, SyncRunRow } from '../transform/rows.ts';
 import { syncDiagnoses, syncFinance, syncTaskConfig } from './account-data.ts';
 import { RunContext, type RunCounters } from './context.ts';
-import { planUnits, refreshFromDay, type Unit, unitKey } from './planner.ts';
+import { planUnits, refreshFromDay, type Unit } from './planner.ts';
 import { isFatal, runUnit, type UnitOutcome } from './unit.ts';
 
 export interface ApiStats {
@@ -217,5 +217,3 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     failedUnits: failedUnits.map((f) => ({ unit: f.unit, error: f.error })),
   };
 }
-
-export { unitKey };

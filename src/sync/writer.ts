@@ -10,6 +10,7 @@
 import type { UnitCompletion } from '../load/warehouse.ts';
 import type { ExecutionBatch } from '../transform/rows.ts';
 import { batchRowCounts, emptyBatch } from './batch.ts';
+import { unitKey } from './planner.ts';
 
 export type CommitFn = (batch: ExecutionBatch, completions: readonly UnitCompletion[]) => Promise<void>;
 
@@ -19,8 +20,6 @@ interface PendingCompletion {
   resolve: () => void;
   reject: (e: unknown) => void;
 }
-
-const keyOf = (task_id: number, date: string) => `${task_id}|${date}`;
 
 export class GroupWriter {
   private pending = emptyBatch();
@@ -48,14 +47,14 @@ export class GroupWriter {
     p.screenshots.push(...batch.screenshots);
     p.products.push(...batch.products);
     p.cards.push(...batch.cards);
-    this.pendingUnits.add(keyOf(task_id, date));
+    this.pendingUnits.add(unitKey({ task_id, date }));
     this.kick();
     while (this.pending.executions.length >= this.maxPendingExecutions && this.flushing) await this.flushing;
   }
 
   /** Resolves once the unit's completion is committed (with or after all its rows). */
   complete(completion: UnitCompletion): Promise<void> {
-    const key = keyOf(completion.task_id, completion.date);
+    const key = unitKey(completion);
     return new Promise<void>((resolve, reject) => {
       this.completions.push({ completion, key, resolve, reject });
       this.kick();
