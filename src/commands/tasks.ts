@@ -4,6 +4,7 @@
  * shown as is.
  */
 import { Command, Option } from 'commander';
+import type { z } from 'zod';
 import { isGeoApiError } from '../api/errors.ts';
 import { ALLOWED_AI_PLATFORMS, Params } from '../api/endpoints.ts';
 import { createApi, UsageError } from '../app.ts';
@@ -60,16 +61,7 @@ function bodyOf(o: TaskFields) {
 }
 
 /** Checks a body with the endpoint's own parameter schema; one line per problem, naming the flag. */
-function check<T>(
-  schema: {
-    safeParse(
-      v: unknown,
-    ):
-      | { success: true; data: T }
-      | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
-  },
-  body: unknown,
-): T {
+function check<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
   throw new UsageError(
