@@ -39,7 +39,7 @@ import type { LoadData } from './load-data.ts';
 import { tempDir } from './paths.ts';
 
 /** Each collection of an ExecutionBatch and the table it lands in. */
-const COLLECTIONS: readonly { key: keyof ExecutionBatch; spec: AnyTableSpec }[] = [
+const COLLECTIONS: readonly { key: Exclude<keyof ExecutionBatch, 'kept'>; spec: AnyTableSpec }[] = [
   { key: 'executions', spec: PROMPT_EXECUTIONS },
   { key: 'ranks', spec: EXECUTION_RANKS },
   { key: 'sources', spec: EXECUTION_SOURCES },

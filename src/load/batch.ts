@@ -1,34 +1,62 @@
 /**
  * What both adapters do to an ExecutionBatch before writing it: deduplicate every collection by
  * its key (the last row wins; an upsert must not meet the same key twice in one statement) and
- * work out which executions' children are replaced.
+ * work out, per child table, which executions' rows are replaced.
  */
-import type { ExecutionBatch } from '../transform/rows.ts';
+import type { ChildCollection, ExecutionBatch } from '../transform/rows.ts';
 import { dedupeBy } from './values.ts';
 
-export interface PreparedBatch extends ExecutionBatch {
-  /**
-   * prompt_task_ids whose ranks, sources and product cards are replaced by the batch's: every
-   * execution of the batch (one given no children ends with none), plus the parent of any child
-   * row given without its execution (its given children are then its whole set).
-   */
-  replaced: number[];
+/** prompt_task_ids whose stored rows of each child table the batch replaces. */
+export interface ReplacedChildren {
+  ranks: number[];
+  sources: number[];
+  /** product_cards. */
+  cards: number[];
 }
 
+export interface PreparedBatch extends Required<ExecutionBatch> {
+  replaced: ReplacedChildren;
+  /** Every prompt_task_id the batch names: its executions and the parents of its child rows. */
+  keys: number[];
+}
+
+/**
+ * Replaced are every execution of the batch (one given no children ends with none), plus the
+ * parent of any child row given without its execution (its given children are then its whole
+ * set), minus the children the batch keeps (`kept`): for those, nothing is written or deleted.
+ */
 export function prepareBatch(batch: ExecutionBatch): PreparedBatch {
-  const replaced = new Set<number>();
-  for (const e of batch.executions) replaced.add(e.prompt_task_id);
+  const named = new Set<number>();
+  for (const e of batch.executions) named.add(e.prompt_task_id);
   for (const rows of [batch.ranks, batch.sources, batch.cards]) {
-    for (const r of rows) replaced.add(r.prompt_task_id);
+    for (const r of rows) named.add(r.prompt_task_id);
   }
+  const kept: Record<ChildCollection, Set<number>> = {
+    sources: new Set(),
+    screenshot: new Set(),
+    products: new Set(),
+  };
+  for (const k of batch.kept ?? []) kept[k.child].add(k.prompt_task_id);
+  const unless = (child: ChildCollection) => (r: { prompt_task_id: number }) =>
+    !kept[child].has(r.prompt_task_id);
+  const screenshots = batch.screenshots.filter(unless('screenshot'));
+  const products = batch.products.filter(unless('products'));
+  const keys = new Set(named);
+  for (const r of [...screenshots, ...products]) keys.add(r.prompt_task_id);
   return {
     executions: dedupeBy(batch.executions, (r) => r.prompt_task_id),
     ranks: dedupeBy(batch.ranks, (r) => `${r.prompt_task_id}|${r.ordinal}`),
-    sources: dedupeBy(batch.sources, (r) => r.source_id),
-    screenshots: dedupeBy(batch.screenshots, (r) => r.prompt_task_id),
-    products: dedupeBy(batch.products, (r) => r.prompt_task_id),
-    cards: dedupeBy(batch.cards, (r) => `${r.prompt_task_id}|${r.position}`),
-    replaced: [...replaced],
+    sources: dedupeBy(batch.sources.filter(unless('sources')), (r) => r.source_id),
+    screenshots: dedupeBy(screenshots, (r) => r.prompt_task_id),
+    products: dedupeBy(products, (r) => r.prompt_task_id),
+    cards: dedupeBy(batch.cards.filter(unless('products')), (r) => `${r.prompt_task_id}|${r.position}`),
+    kept: batch.kept ?? [],
+    replaced: {
+      ranks: [...named],
+      sources: [...named].filter((id) => !kept.sources.has(id)),
+      cards: [...named].filter((id) => !kept.products.has(id)),
+    },
+    keys: [...keys],
   };
 }
 

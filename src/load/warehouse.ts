@@ -46,6 +46,12 @@ export interface UnitCompletion {
   date: string;
   /** Every prompt_task_id the API listed for the unit (including quarantined ones). */
   seenPromptTaskIds: number[];
+  /**
+   * Whether the unit's executions that are not in `seenPromptTaskIds` are deleted. False when the
+   * walk cannot trust its listing to be whole (e.g. offset paging shifted under it): then nothing
+   * is deleted and only the checkpoint is recorded. @default true
+   */
+  deleteUnlisted?: boolean;
   checkpoint: CheckpointRow;
 }
 

@@ -47,6 +47,7 @@ export class GroupWriter {
     p.screenshots.push(...batch.screenshots);
     p.products.push(...batch.products);
     p.cards.push(...batch.cards);
+    if (batch.kept?.length) (p.kept ??= []).push(...batch.kept);
     this.pendingUnits.add(unitKey({ task_id, date }));
     this.kick();
     while (this.pending.executions.length >= this.maxPendingExecutions && this.flushing) await this.flushing;

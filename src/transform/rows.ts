@@ -148,6 +148,21 @@ export interface ExecutionBatch {
   screenshots: ExecutionScreenshotRow[];
   products: ExecutionProductsRow[];
   cards: ProductCardRow[];
+  /**
+   * Children of the batch's executions that could not be read this time (their response was
+   * quarantined, or answered 404): the rows stored for them are kept as they are, neither
+   * replaced nor deleted, so a child that fails to read never costs the data already stored.
+   * Rows given for a kept child are ignored. Ranks come with the execution and are always replaced.
+   */
+  kept?: KeptChild[];
+}
+
+/** The child collections read by their own endpoint: sources, the screenshot, the product cards. */
+export type ChildCollection = 'sources' | 'screenshot' | 'products';
+
+export interface KeptChild {
+  prompt_task_id: number;
+  child: ChildCollection;
 }
 
 export interface SiteDiagnosisRow {

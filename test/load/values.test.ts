@@ -5,7 +5,7 @@ import { copyTextChunks, encodeCopyValue, pgJsonText } from '../../src/load/post
 import { parseTimestamptz } from '../../src/load/postgres/type-parsers.ts';
 import { EXECUTION_RANKS } from '../../src/load/tables.ts';
 import { shanghaiIso } from '../../src/load/values.ts';
-import { batch, card, execution, rank, source } from './fixtures.ts';
+import { batch, card, execution, products, rank, screenshot, source } from './fixtures.ts';
 
 describe('COPY text encoding', () => {
   it('escapes backslash, tab, newline and carriage return; NULL is \\N; U+0000 is dropped', () => {
@@ -66,6 +66,34 @@ describe('prepareBatch', () => {
       [2, 9],
     ]);
     expect(b.ranks.map((r) => r.brand)).toEqual(['B']);
-    expect(b.replaced.sort()).toEqual([1, 2, 3, 4]);
+    const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+    expect(sorted(b.replaced.ranks)).toEqual([1, 2, 3, 4]);
+    expect(sorted(b.replaced.sources)).toEqual([1, 2, 3, 4]);
+    expect(sorted(b.replaced.cards)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('kept children are neither replaced nor written; the rest of the execution is', () => {
+    const b = prepareBatch(
+      batch({
+        executions: [execution(1), execution(2)],
+        sources: [source(10, 1, 'a.com'), source(20, 2, 'b.com')],
+        screenshots: [screenshot(1), screenshot(2)],
+        products: [products(1), products(2)],
+        cards: [card(1, 0), card(2, 0)],
+        kept: [
+          { prompt_task_id: 1, child: 'sources' },
+          { prompt_task_id: 2, child: 'screenshot' },
+          { prompt_task_id: 2, child: 'products' },
+        ],
+      }),
+    );
+    expect(b.replaced.ranks).toEqual([1, 2]);
+    expect(b.replaced.sources).toEqual([2]);
+    expect(b.replaced.cards).toEqual([1]);
+    expect(b.sources.map((s) => s.source_id)).toEqual([20]);
+    expect(b.screenshots.map((s) => s.prompt_task_id)).toEqual([1]);
+    expect(b.products.map((p) => p.prompt_task_id)).toEqual([1]);
+    expect(b.cards.map((c) => c.prompt_task_id)).toEqual([1]);
+    expect(b.keys.sort()).toEqual([1, 2]);
   });
 });

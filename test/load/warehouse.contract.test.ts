@@ -308,6 +308,111 @@ for (const dialect of DIALECTS) {
       expect(again).toEqual([{ run_id: 'run-d', executions: 0 }]);
     });
 
+    it('kept children: a child that could not be read keeps its stored rows; the rest is replaced', async () => {
+      const full = (answer: string) =>
+        batch({
+          executions: [execution(271, { answer }), execution(272, { answer })],
+          ranks: [rank(271, 0, 'Acme', 1), rank(272, 0, 'Acme', 2)],
+          sources: [source(2711, 271, 'a.com'), source(2721, 272, 'b.com')],
+          screenshots: [screenshot(271), screenshot(272)],
+          products: [products(271), products(272)],
+          cards: [card(271, 0), card(272, 0), card(272, 1)],
+        });
+      await w.writeExecutionBatch(full('first'));
+      // Second read: 271's sources and 272's screenshot and products could not be read.
+      await w.writeExecutionBatch({
+        ...batch({
+          executions: [execution(271, { answer: 'second' }), execution(272, { answer: 'second' })],
+          ranks: [rank(271, 0, 'Beta', 3)],
+          sources: [source(2722, 272, 'c.com')],
+          screenshots: [screenshot(271, { screenshot_url: 'https://shots.example/new.png' })],
+          products: [products(271, { total: 0 })],
+          cards: [],
+        }),
+        kept: [
+          { prompt_task_id: 271, child: 'sources' },
+          { prompt_task_id: 272, child: 'screenshot' },
+          { prompt_task_id: 272, child: 'products' },
+        ],
+      });
+      const ids = [271, 272];
+      expect((await rowsOf('prompt_executions', ids, 'prompt_task_id')).map((r) => r.answer)).toEqual([
+        'second',
+        'second',
+      ]);
+      expect((await rowsOf('execution_ranks', ids, 'prompt_task_id')).map((r) => r.brand)).toEqual(['Beta']);
+      expect((await rowsOf('execution_sources', ids, 'source_id')).map((r) => r.source_id)).toEqual([
+        2711, 2722,
+      ]);
+      expect(
+        (await rowsOf('execution_screenshots', ids, 'prompt_task_id')).map((r) => [
+          r.prompt_task_id,
+          r.screenshot_url,
+        ]),
+      ).toEqual([
+        [271, 'https://shots.example/new.png'],
+        [272, screenshot(272).screenshot_url],
+      ]);
+      expect((await rowsOf('execution_products', ids, 'prompt_task_id')).map((r) => r.total)).toEqual([
+        0,
+        products(272).total,
+      ]);
+      expect(
+        (await rowsOf('product_cards', ids, 'prompt_task_id, position')).map((r) => [
+          r.prompt_task_id,
+          r.position,
+        ]),
+      ).toEqual([
+        [272, 0],
+        [272, 1],
+      ]);
+    });
+
+    it('a completion with deleteUnlisted false records its checkpoint and deletes nothing', async () => {
+      const day = '2026-09-05';
+      const at = { task_id: 65, date_time: day };
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(651, at), execution(652, at)],
+          sources: [source(6521, 652, 'a.com')],
+        }),
+      );
+      await w.writeExecutionBatch(batch({ executions: [execution(651, at)] }), [
+        {
+          task_id: 65,
+          date: day,
+          seenPromptTaskIds: [651],
+          deleteUnlisted: false,
+          checkpoint: {
+            task_id: 65,
+            date: day,
+            run_id: 'run-k',
+            finished_at: '2026-11-21T04:41:00+08:00',
+            executions: 1,
+          },
+        },
+      ]);
+      expect(
+        (await rowsOf('prompt_executions', [651, 652], 'prompt_task_id')).map((r) => r.prompt_task_id),
+      ).toEqual([651, 652]);
+      expect((await rowsOf('execution_sources', [652], 'source_id')).map((r) => r.source_id)).toEqual([6521]);
+      expect(await w.finishedUnits([day])).toEqual(new Set([`65|${day}`]));
+      await w.completeUnit({
+        task_id: 65,
+        date: day,
+        seenPromptTaskIds: [],
+        deleteUnlisted: false,
+        checkpoint: {
+          task_id: 65,
+          date: day,
+          run_id: 'run-l',
+          finished_at: '2026-11-21T04:42:00+08:00',
+          executions: 0,
+        },
+      });
+      expect((await rowsOf('prompt_executions', [651, 652], 'prompt_task_id')).length).toBe(2);
+    });
+
     it('writeExecutionBatch with completions closes units in the same transaction, or not at all', async () => {
       const day = '2026-09-01';
       const at = { task_id: 60, date_time: day };

@@ -18,7 +18,7 @@ interface SeenRow {
   prompt_task_id: number;
 }
 
-/** Units being closed, and the executions the API listed for each. */
+/** Units being closed whose unlisted executions are deleted, and the executions the API listed for each. */
 const UNITS: TableSpec<Pick<SeenRow, 'task_id' | 'date'>> = {
   table: 'units',
   key: ['task_id', 'date'],
@@ -59,15 +59,18 @@ const DELETE_GONE = [...EXECUTION_CHILD_TABLES, 'prompt_executions']
 export async function stageUnits(session: Session, units: readonly UnitCompletion[]): Promise<void> {
   await session.run(CLEAR);
   if (units.length === 0) return;
+  // A unit that must not delete (its listing is not trusted whole) is simply not staged here:
+  // COLLECT_GONE only looks at staged units. Its checkpoint is still written.
+  const deleting = units.filter((u) => u.deleteUnlisted !== false);
   await appendStaged(
     session.connection,
     UNITS,
-    units.map((u) => ({ task_id: u.task_id, date: u.date })),
+    deleting.map((u) => ({ task_id: u.task_id, date: u.date })),
   );
   await appendStaged(
     session.connection,
     SEEN,
-    units.flatMap((u) =>
+    deleting.flatMap((u) =>
       [...new Set(u.seenPromptTaskIds)].map((id) => ({
         task_id: u.task_id,
         date: u.date,

@@ -33,8 +33,10 @@ import { appendStaged, idList, recreateStagingSql, stagingTable } from './stagin
 import { mergeStagedSql } from './statements.ts';
 import { closeStagedUnits, stageUnits } from './complete-unit.ts';
 
-/** prompt_task_ids whose ranks, sources and cards the batch replaces. */
-const REPLACED = idList('replaced');
+/** prompt_task_ids whose ranks, sources and cards the batch replaces (per table: `kept` children differ). */
+const REPLACED_RANKS = idList('replaced_ranks');
+const REPLACED_SOURCES = idList('replaced_sources');
+const REPLACED_CARDS = idList('replaced_cards');
 /** Every prompt_task_id the batch names. */
 const KEYS = idList('keys');
 /** The ones that may have rows stored already. */
@@ -48,7 +50,9 @@ export const BATCH_STAGING = [
   EXECUTION_SCREENSHOTS,
   EXECUTION_PRODUCTS,
   PRODUCT_CARDS,
-  REPLACED,
+  REPLACED_RANKS,
+  REPLACED_SOURCES,
+  REPLACED_CARDS,
   KEYS,
   CLEARED,
 ] as const;
@@ -72,9 +76,9 @@ const FAST_MERGE = [
   deleteCleared(PROMPT_EXECUTIONS, PROMPT_EXECUTIONS),
   deleteCleared(EXECUTION_SCREENSHOTS, EXECUTION_SCREENSHOTS),
   deleteCleared(EXECUTION_PRODUCTS, EXECUTION_PRODUCTS),
-  deleteCleared(EXECUTION_RANKS, REPLACED),
-  deleteCleared(EXECUTION_SOURCES, REPLACED),
-  deleteCleared(PRODUCT_CARDS, REPLACED),
+  deleteCleared(EXECUTION_RANKS, REPLACED_RANKS),
+  deleteCleared(EXECUTION_SOURCES, REPLACED_SOURCES),
+  deleteCleared(PRODUCT_CARDS, REPLACED_CARDS),
   ...[
     PROMPT_EXECUTIONS,
     EXECUTION_SCREENSHOTS,
@@ -86,16 +90,16 @@ const FAST_MERGE = [
 ].join(';\n');
 
 /** The safe path deletes by the replaced ids themselves, whatever is stored. */
-const deleteReplaced = (table: { table: string }) =>
-  `DELETE FROM geo.${table.table} WHERE prompt_task_id IN (${ids(REPLACED)})`;
+const deleteReplaced = (table: { table: string }, replaced: { table: string }) =>
+  `DELETE FROM geo.${table.table} WHERE prompt_task_id IN (${ids(replaced)})`;
 
 const SAFE_MERGE = [
   mergeStagedSql(PROMPT_EXECUTIONS),
   mergeStagedSql(EXECUTION_SCREENSHOTS),
   mergeStagedSql(EXECUTION_PRODUCTS),
-  deleteReplaced(EXECUTION_RANKS),
-  deleteReplaced(EXECUTION_SOURCES),
-  deleteReplaced(PRODUCT_CARDS),
+  deleteReplaced(EXECUTION_RANKS, REPLACED_RANKS),
+  deleteReplaced(EXECUTION_SOURCES, REPLACED_SOURCES),
+  deleteReplaced(PRODUCT_CARDS, REPLACED_CARDS),
   mergeStagedSql(EXECUTION_RANKS, { upsert: false }),
   mergeStagedSql(EXECUTION_SOURCES),
   mergeStagedSql(PRODUCT_CARDS, { upsert: false }),
@@ -119,10 +123,10 @@ export async function writeExecutionBatch(
     await appendStaged(c, EXECUTION_SCREENSHOTS, b.screenshots);
     await appendStaged(c, EXECUTION_PRODUCTS, b.products);
     await appendStaged(c, PRODUCT_CARDS, b.cards);
-    await appendStaged(c, REPLACED, idRows(b.replaced));
-    const keys = new Set(b.replaced);
-    for (const r of [...b.screenshots, ...b.products]) keys.add(r.prompt_task_id);
-    await appendStaged(c, KEYS, idRows(keys));
+    await appendStaged(c, REPLACED_RANKS, idRows(b.replaced.ranks));
+    await appendStaged(c, REPLACED_SOURCES, idRows(b.replaced.sources));
+    await appendStaged(c, REPLACED_CARDS, idRows(b.replaced.cards));
+    await appendStaged(c, KEYS, idRows(b.keys));
     await stageUnits(session, completions);
     const merge = (sql: string) =>
       session.transaction(async () => {

@@ -15,18 +15,7 @@ export async function completeUnit(pool: pg.Pool, unit: UnitCompletion): Promise
 
 /** Closes one unit inside the caller's transaction (writeExecutionBatch uses it with the rows). */
 export async function closeUnit(client: pg.ClientBase, unit: UnitCompletion): Promise<void> {
-  const gone = await client.query<{ prompt_task_id: number }>(
-    `DELETE FROM geo.prompt_executions
-     WHERE task_id = $1 AND date_time = $2::date AND NOT (prompt_task_id = ANY($3::bigint[]))
-     RETURNING prompt_task_id`,
-    [unit.task_id, unit.date, unit.seenPromptTaskIds],
-  );
-  if (gone.rows.length > 0) {
-    const ids = gone.rows.map((r) => r.prompt_task_id);
-    for (const table of EXECUTION_CHILD_TABLES) {
-      await client.query(`DELETE FROM geo.${table} WHERE prompt_task_id = ANY($1::bigint[])`, [ids]);
-    }
-  }
+  if (unit.deleteUnlisted !== false) await deleteUnlisted(client, unit);
   await run(
     client,
     db
@@ -39,6 +28,21 @@ export async function closeUnit(client: pg.ClientBase, unit: UnitCompletion): Pr
       )
       .compile(),
   );
+}
+
+async function deleteUnlisted(client: pg.ClientBase, unit: UnitCompletion): Promise<void> {
+  const gone = await client.query<{ prompt_task_id: number }>(
+    `DELETE FROM geo.prompt_executions
+     WHERE task_id = $1 AND date_time = $2::date AND NOT (prompt_task_id = ANY($3::bigint[]))
+     RETURNING prompt_task_id`,
+    [unit.task_id, unit.date, unit.seenPromptTaskIds],
+  );
+  if (gone.rows.length > 0) {
+    const ids = gone.rows.map((r) => r.prompt_task_id);
+    for (const table of EXECUTION_CHILD_TABLES) {
+      await client.query(`DELETE FROM geo.${table} WHERE prompt_task_id = ANY($1::bigint[])`, [ids]);
+    }
+  }
 }
 
 export async function finishedUnits(q: pg.Pool, dates: readonly string[]): Promise<Set<string>> {

@@ -81,10 +81,9 @@ export async function writeExecutionBatch(
 }
 
 async function fastPath(client: pg.ClientBase, b: PreparedBatch): Promise<void> {
-  const keys = new Set(b.replaced);
-  for (const r of [...b.screenshots, ...b.products]) keys.add(r.prompt_task_id);
-  if (keys.size === 0) return;
-  const stored = await client.query<{ prompt_task_id: number }>(EXISTING, [[...keys]]);
+  const keys = b.keys;
+  if (keys.length === 0) return;
+  const stored = await client.query<{ prompt_task_id: number }>(EXISTING, [keys]);
   // Rows can be stored only for executions stored, or for ids named without their execution.
   const executionIds = new Set(b.executions.map((e) => e.prompt_task_id));
   const cleared = new Set(stored.rows.map((r) => r.prompt_task_id));
@@ -95,9 +94,9 @@ async function fastPath(client: pg.ClientBase, b: PreparedBatch): Promise<void> 
       [PROMPT_EXECUTIONS, among(executionIds)],
       [EXECUTION_SCREENSHOTS, among(b.screenshots.map((r) => r.prompt_task_id))],
       [EXECUTION_PRODUCTS, among(b.products.map((r) => r.prompt_task_id))],
-      [EXECUTION_RANKS, among(b.replaced)],
-      [EXECUTION_SOURCES, among(b.replaced)],
-      [PRODUCT_CARDS, among(b.replaced)],
+      [EXECUTION_RANKS, among(b.replaced.ranks)],
+      [EXECUTION_SOURCES, among(b.replaced.sources)],
+      [PRODUCT_CARDS, among(b.replaced.cards)],
     ];
     for (const [table, ids] of deletes) if (ids.length > 0) await client.query(deleteSql(table), [ids]);
   }
@@ -125,11 +124,12 @@ async function safePath(client: pg.ClientBase, b: PreparedBatch): Promise<void> 
     UPSERT.screenshots,
   );
   await upsertStaged<ExecutionProductsRow>(client, EXECUTION_PRODUCTS, b.products, UPSERT.products);
-  if (b.replaced.length > 0) {
-    for (const table of [EXECUTION_RANKS, EXECUTION_SOURCES, PRODUCT_CARDS]) {
-      await client.query(deleteSql(table), [b.replaced]);
-    }
-  }
+  const replaced: [{ table: string }, number[]][] = [
+    [EXECUTION_RANKS, b.replaced.ranks],
+    [EXECUTION_SOURCES, b.replaced.sources],
+    [PRODUCT_CARDS, b.replaced.cards],
+  ];
+  for (const [table, ids] of replaced) if (ids.length > 0) await client.query(deleteSql(table), [ids]);
   await copyRows(client, qualified(EXECUTION_RANKS), EXECUTION_RANKS, b.ranks);
   await upsertStaged(client, EXECUTION_SOURCES, b.sources, UPSERT.sources);
   await copyRows(client, qualified(PRODUCT_CARDS), PRODUCT_CARDS, b.cards);
