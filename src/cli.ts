@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { diagnoseCommand, whoamiCommand } from './commands/account.ts';
 import { demoCommand } from './commands/demo.ts';
+import { exportCommand } from './commands/export.ts';
 import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
 import { tasksCommand } from './commands/tasks.ts';
@@ -22,6 +23,7 @@ for (const cmd of [
   demoCommand(),
   migrateCommand(),
   runsCommand(),
+  exportCommand(),
   whoamiCommand(),
   diagnoseCommand(),
   tasksCommand(),

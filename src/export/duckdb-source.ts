@@ -1,0 +1,39 @@
+/**
+ * Export from a DuckDB warehouse: the file is attached read-only to the export engine and each
+ * table goes out in one COPY, partitioned by DuckDB itself. Nothing passes through JavaScript.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { quotedString } from '@duckdb/node-api';
+import type { DataTable } from '../load/warehouse.ts';
+import { copySql, extension, type Engine } from './engine.ts';
+import type { ExportSource } from './source.ts';
+import { DAY_RULES, exportSelect, type DayRange, type ExportFormat } from './tables.ts';
+
+const ALIAS = 'src';
+
+export async function duckdbSource(engine: Engine, path: string): Promise<ExportSource> {
+  try {
+    await engine.run(`ATTACH ${quotedString(path)} AS ${ALIAS} (READ_ONLY)`);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    throw new Error(`cannot open DuckDB warehouse ${path} for export: ${message.split('\n')[0]}`, {
+      cause: e,
+    });
+  }
+  return {
+    async writeTable(table: DataTable, range: DayRange, dir: string, format: ExportFormat) {
+      const partitioned = DAY_RULES[table] !== null;
+      const { sql, params } = exportSelect(table, range, {
+        q: (t) => `${ALIAS}.geo.${t}`,
+        shanghaiDay: (c) => `CAST(timezone('Asia/Shanghai', ${c}) AS DATE)`,
+      });
+      await mkdir(dir, { recursive: true });
+      const target = partitioned ? dir : join(dir, `data_0.${extension(format)}`);
+      return engine.run(copySql(sql, target, format, partitioned), params);
+    },
+    async close() {
+      await engine.run(`DETACH ${ALIAS}`);
+    },
+  };
+}

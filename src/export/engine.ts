@@ -1,0 +1,55 @@
+/**
+ * The export engine: a private in-memory DuckDB that writes the files. Its parquet and CSV
+ * writers are built into the bundled DuckDB; extension auto-install and auto-load are switched
+ * off so that nothing is ever downloaded (an export must work offline and never reach out).
+ */
+import { DuckDBInstance, quotedString, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DAY_COLUMN, type ExportFormat } from './tables.ts';
+
+export interface Engine {
+  readonly connection: DuckDBConnection;
+  /** Runs one statement; returns the row count DuckDB reports for a COPY (0 otherwise). */
+  run(sql: string, params?: readonly DuckDBValue[]): Promise<number>;
+  close(): void;
+}
+
+/** @default 256MB, as the warehouse; GEO_DUCKDB_MEMORY_LIMIT overrides. */
+const MEMORY_LIMIT = process.env.GEO_DUCKDB_MEMORY_LIMIT ?? '256MB';
+
+export async function openEngine(tempDirectory: string): Promise<Engine> {
+  const instance = await DuckDBInstance.create(':memory:', {
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    // Bounded, and spilling into the export's own scratch folder rather than growing.
+    memory_limit: MEMORY_LIMIT,
+    temp_directory: tempDirectory,
+  });
+  const connection = await instance.connect();
+  return {
+    connection,
+    async run(sql, params = []) {
+      const reader = await connection.runAndReadAll(sql, params.length ? [...params] : undefined);
+      const rows = reader.getRows();
+      const first = rows[0]?.[0];
+      return reader.columnNames()[0] === 'Count' && first !== undefined ? Number(first) : 0;
+    },
+    close() {
+      connection.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+/**
+ * The COPY of `select` into `target`: a folder of hive partitions by day (files named
+ * `data_<uuid>`, so successive COPYs into one folder add files), or one file.
+ */
+export function copySql(select: string, target: string, format: ExportFormat, partitioned: boolean): string {
+  const options = [format === 'parquet' ? 'FORMAT parquet' : 'FORMAT csv, HEADER'];
+  if (partitioned) options.push(`PARTITION_BY (${DAY_COLUMN})`, 'APPEND', `FILENAME_PATTERN 'data_{uuid}'`);
+  return `COPY (${select}) TO ${quotedString(target)} (${options.join(', ')})`;
+}
+
+export function extension(format: ExportFormat): string {
+  return format === 'parquet' ? 'parquet' : 'csv';
+}
