@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { diagnoseCommand, whoamiCommand } from './commands/account.ts';
 import { demoCommand } from './commands/demo.ts';
 import { exportCommand } from './commands/export.ts';
+import { reportCommand } from './commands/report.ts';
 import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
 import { tasksCommand } from './commands/tasks.ts';
@@ -24,6 +25,7 @@ for (const cmd of [
   migrateCommand(),
   runsCommand(),
   exportCommand(),
+  reportCommand(),
   whoamiCommand(),
   diagnoseCommand(),
   tasksCommand(),

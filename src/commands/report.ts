@@ -1,0 +1,54 @@
+/** `geo-sync report`: an offline HTML report with charts, from either warehouse. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { Command } from 'commander';
+import { UsageError } from '../app.ts';
+import { openWarehouse } from '../load/index.ts';
+import {
+  action,
+  collectIds,
+  configFrom,
+  loggerFor,
+  parseDay,
+  withCommonOptions,
+  type CommonOpts,
+} from './common.ts';
+
+interface ReportOpts extends CommonOpts {
+  out: string;
+  from?: string;
+  to?: string;
+  customer?: number[];
+}
+
+export function reportCommand(): Command {
+  return withCommonOptions(new Command('report'))
+    .description(
+      'write one self-contained HTML file (opens offline) with charts of ranks, brand share, cited domains and missing answers',
+    )
+    .requiredOption('--out <file>', 'the HTML file to write, e.g. report.html')
+    .option('--from <day>', 'first day (YYYY-MM-DD)', parseDay)
+    .option('--to <day>', 'last day (YYYY-MM-DD)', parseDay)
+    .option('--customer <id>', 'page project ID (customer_id); repeatable or comma-separated', collectIds)
+    .action(
+      action(async (opts: ReportOpts) => {
+        if (opts.from && opts.to && opts.from > opts.to)
+          throw new UsageError(`--from ${opts.from} is after --to ${opts.to}; give --from <= --to`);
+        const config = configFrom(opts);
+        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config) });
+        let html: string;
+        try {
+          await warehouse.migrate();
+          // Loaded here, not at start-up: vega is large and only this command needs it.
+          const { buildReport } = await import('../report/index.ts');
+          html = await buildReport(warehouse, { from: opts.from, to: opts.to, customers: opts.customer });
+        } finally {
+          await warehouse.close();
+        }
+        const out = resolve(opts.out);
+        await mkdir(dirname(out), { recursive: true });
+        await writeFile(out, html);
+        process.stdout.write(`report written to ${out} (${Math.round(html.length / 1024)} KB)\n`);
+      }),
+    );
+}
