@@ -13,8 +13,11 @@ export interface Engine {
   close(): void;
 }
 
-/** @default 256MB, as the warehouse; GEO_DUCKDB_MEMORY_LIMIT overrides. */
-const MEMORY_LIMIT = process.env.GEO_DUCKDB_MEMORY_LIMIT ?? '256MB';
+/**
+ * @default 128MB (the engine only stages and writes); GEO_DUCKDB_MEMORY_LIMIT overrides. Beyond
+ * it DuckDB spills to the scratch folder.
+ */
+const MEMORY_LIMIT = process.env.GEO_DUCKDB_MEMORY_LIMIT ?? '128MB';
 
 export async function openEngine(tempDirectory: string): Promise<Engine> {
   const instance = await DuckDBInstance.create(':memory:', {
@@ -22,6 +25,9 @@ export async function openEngine(tempDirectory: string): Promise<Engine> {
     autoload_known_extensions: 'false',
     // Bounded, and spilling into the export's own scratch folder rather than growing.
     memory_limit: MEMORY_LIMIT,
+    // One writer thread: each thread of the parquet writer holds its own row group in memory,
+    // and an export is bound by reading the warehouse, not by encoding.
+    threads: '1',
     temp_directory: tempDirectory,
   });
   const connection = await instance.connect();

@@ -1,7 +1,7 @@
 /**
  * Export from PostgreSQL: each table is read through a server-side cursor in chunks, as text,
  * appended into a staging table of the export engine (an in-memory DuckDB), cast there to the
- * column's DuckDB type and COPYed out whenever the staging table holds FLUSH_ROWS rows. Memory
+ * column's DuckDB type and COPYed out whenever the staging table holds FLUSH_BYTES of text. Memory
  * is bounded by one fetch in JavaScript and one flush in DuckDB, whatever the size of a day.
  *
  * Every table is read in one REPEATABLE READ transaction, so children and their executions come
@@ -17,8 +17,12 @@ import { DAY_COLUMN, DAY_RULES, exportSelect, type DayRange, type ExportFormat }
 
 /** Rows per FETCH: the most JavaScript holds at once. */
 const FETCH_ROWS = 5000;
-/** Rows staged in DuckDB before they are written out (one file per flush and day). */
-const FLUSH_ROWS = 200_000;
+/**
+ * Text staged in DuckDB before it is written out (one file per flush and day). Counted in bytes,
+ * not rows: an execution's answer is kilobytes, a rank a few bytes. The parquet writer holds a
+ * flush's row groups in memory, so this bounds the export's memory with it.
+ */
+const FLUSH_BYTES = 16 * 1024 * 1024;
 const STAGE = 'export_stage';
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -94,6 +98,7 @@ export async function postgresSource(engine: Engine, url: string): Promise<Expor
 
     let files = 0;
     let pending = 0;
+    let pendingBytes = 0;
     let total = 0;
     const flush = async () => {
       const target = partitioned ? dir : join(dir, `data_${files}.${extension(format)}`);
@@ -101,6 +106,7 @@ export async function postgresSource(engine: Engine, url: string): Promise<Expor
       await engine.run(`DELETE FROM ${STAGE}`);
       files++;
       pending = 0;
+      pendingBytes = 0;
     };
 
     await client.query(`DECLARE export_cursor NO SCROLL CURSOR FOR ${asText}`, params);
@@ -113,7 +119,10 @@ export async function postgresSource(engine: Engine, url: string): Promise<Expor
           for (const row of r.rows as (string | null)[][]) {
             for (const v of row) {
               if (v === null) appender.appendNull();
-              else appender.appendVarchar(v);
+              else {
+                appender.appendVarchar(v);
+                pendingBytes += Buffer.byteLength(v);
+              }
             }
             appender.endRow();
           }
@@ -123,7 +132,7 @@ export async function postgresSource(engine: Engine, url: string): Promise<Expor
         }
         pending += r.rows.length;
         total += r.rows.length;
-        if (pending >= FLUSH_ROWS) await flush();
+        if (pendingBytes >= FLUSH_BYTES) await flush();
       }
       // An unpartitioned table always gets a file, even an empty one: it carries the schema.
       if (pending > 0 || (!partitioned && files === 0)) await flush();
