@@ -13,7 +13,9 @@ export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle): void {
   batch.executions.push(toExecutionRow(b.item, b.detail));
   batch.ranks.push(...toRankRows(id, b.item.rank_details));
   for (const s of b.sources) batch.sources.push(toSourceRow(s, b.legacySources?.get(s.source_id) ?? null));
-  if (b.screenshot) batch.screenshots.push(toScreenshotRow(b.screenshot));
+  // An execution without a screenshot answers the 2.7 object with an empty URL: no row for it.
+  if (b.screenshot && b.screenshot.screenshot_url !== '')
+    batch.screenshots.push(toScreenshotRow(b.screenshot));
   batch.products.push(toProductsRow(id, { ...b.products }));
   batch.cards.push(...toCardRows(id, b.products.cards));
 }
