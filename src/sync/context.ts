@@ -19,6 +19,12 @@ export interface RunCounters {
   unitsSkipped: number;
   diagnosesNotStarted: number;
   crossCheckMismatches: number;
+  /** Children of listed executions that answered 404 (reject reason `child_not_found`). */
+  childrenNotFound: number;
+  /** Children whose response did not match the spec and was quarantined (reason `invalid_child`). */
+  childrenInvalid: number;
+  /** Units whose task/results and task/prompts lists disagreed: nothing deleted for them. */
+  unitsListMismatch: number;
 }
 
 export function newCounters(): RunCounters {
@@ -33,6 +39,9 @@ export function newCounters(): RunCounters {
     unitsSkipped: 0,
     diagnosesNotStarted: 0,
     crossCheckMismatches: 0,
+    childrenNotFound: 0,
+    childrenInvalid: 0,
+    unitsListMismatch: 0,
   };
 }
 

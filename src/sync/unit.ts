@@ -6,11 +6,12 @@
  * the next run; batches already written are whole (each parent with its children).
  */
 import { isGeoApiError } from '../api/errors.ts';
-import { ExecutionGoneError, fetchExecution, type ExecutionBundle } from '../extract/execution.ts';
+import { fetchExecution, type ExecutionBundle } from '../extract/execution.ts';
 import { prefetch } from '../extract/prefetch.ts';
 import { unitKey, type Unit } from './planner.ts';
 import { addToBatch, emptyBatch } from './batch.ts';
 import type { RunContext } from './context.ts';
+import { quarantineUnread } from './unread.ts';
 
 export type UnitOutcome = { status: 'done'; executions: number } | { status: 'failed'; error: string };
 
@@ -59,16 +60,12 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
 
   const settleOne = async (s: Settled) => {
     if (s.ok) {
+      // A listed execution is written from its list item even when a child could not be read:
+      // that child is quarantined and its stored rows kept. Executions leave the warehouse only
+      // through the unit's "no longer listed" rule.
+      quarantineUnread(ctx, s.bundle, log);
       addToBatch(batch, s.bundle);
       if (batch.executions.length >= config.batchSize) await flush();
-      return;
-    }
-    if (s.error instanceof ExecutionGoneError) {
-      // Deleted upstream meanwhile: recorded in the run's counters and log, not fatal; the
-      // unit's completion removes it from the warehouse like any execution no longer listed.
-      seen.delete(s.id);
-      ctx.counters.goneExecutions++;
-      log.warn({ prompt_task_id: s.id }, 'execution deleted upstream during the sync');
       return;
     }
     if (isFatal(s.error)) fatal ??= s.error;
