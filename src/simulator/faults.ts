@@ -23,6 +23,11 @@ export interface FaultOptions {
   /** 0..1 share delayed by slowMs. */
   slowRate?: number;
   slowMs?: number;
+  /**
+   * task/results serves at most this many items per page whatever `per_page` asks (a real server
+   * may cap below the spec's 100); `per_page` and `last_page` of the answer say so.
+   */
+  resultsPerPageCap?: number;
 }
 
 export type Fate =
@@ -73,6 +78,10 @@ export class FaultInjector {
       o.malformedRate ||
       (o.slowRate && o.slowMs),
     );
+  }
+
+  get resultsPerPageCap(): number | undefined {
+    return this.opts.resultsPerPageCap;
   }
 
   get retryAfterSeconds(): number {

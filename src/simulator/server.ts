@@ -91,6 +91,7 @@ export async function listen(deps: ServerDeps, host: string, port: number): Prom
       world,
       auth,
       unstableTotals: deps.unstableTotals,
+      resultsPerPageCap: deps.faults.resultsPerPageCap,
       query: new Params(query === '' ? {} : parseQuery(query)),
       body,
       token,

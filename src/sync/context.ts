@@ -92,7 +92,9 @@ export class RunContext {
     });
     this.logger.warn({ endpoint: r.endpoint, params: r.params, reason: r.reason }, 'record quarantined');
     const raw = r.raw as { prompt_task_id?: unknown } | null;
-    if (r.endpoint.endsWith('/geo/task/results') && raw && typeof raw.prompt_task_id === 'number') {
+    // Quarantined items of a unit's lists are still listed upstream: never deleted as unlisted.
+    const listed = r.endpoint.endsWith('/geo/task/results') || r.endpoint.endsWith('/geo/task/prompts');
+    if (listed && raw && typeof raw.prompt_task_id === 'number') {
       const key = unitKey({ task_id: Number(r.params.task_id), date: String(r.params.date) });
       const list = this.rejectedByUnit.get(key) ?? [];
       list.push(raw.prompt_task_id);

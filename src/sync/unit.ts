@@ -106,12 +106,14 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   if (failed > 0) return settled({ status: 'failed', error: `${failed} execution(s) could not be read` });
 
   for (const id of ctx.rejectedIdsOf(unitKey(unit))) seen.add(id);
+  const deleteUnlisted = await verifyListing(crossCheck, seen, ctx, unit, log);
   // Committed in the same transaction as the unit's last rows (or a later one), never alone
   // before them; refused if any of its rows failed to commit.
   const committed = ctx.writer.complete({
     task_id: unit.task_id,
     date: unit.date,
     seenPromptTaskIds: [...seen],
+    deleteUnlisted,
     checkpoint: {
       task_id: unit.task_id,
       date: unit.date,
@@ -123,7 +125,6 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   return {
     outcome: committed.then(
       async (): Promise<UnitOutcome> => {
-        await reportCrossCheck(crossCheck, seen, ctx, log);
         log.info({ executions: seen.size }, 'unit done');
         return { status: 'done', executions: seen.size };
       },
@@ -135,25 +136,45 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   };
 }
 
-async function reportCrossCheck(
+/**
+ * Offset paging under a list that changes between pages can skip a live execution, which the
+ * unit's completion would then delete as "no longer listed". Before deleting, the unit's
+ * task/prompts list (one full array, not paged) is read: its IDs count as seen too, and if it
+ * disagrees with what task/results returned, the unit deletes nothing this time (its rows and
+ * checkpoint are still written); the disagreement is logged and counted. Without the cross-check
+ * (GEO_ENRICH_CROSS_CHECK=false) deletion trusts task/results alone; if task/prompts could not
+ * be read, nothing is deleted.
+ */
+async function verifyListing(
   crossCheck: Promise<unknown> | null,
-  seen: ReadonlySet<number>,
+  seen: Set<number>,
   ctx: RunContext,
+  unit: Unit,
   log: RunContext['logger'],
-): Promise<void> {
-  if (crossCheck) {
-    const listed = await crossCheck;
-    if (Array.isArray(listed)) {
-      const missing = listed.filter((e) => !seen.has(e.prompt_task_id)).length;
-      if (missing > 0) {
-        ctx.counters.crossCheckMismatches++;
-        log.warn(
-          { listed: listed.length, read: seen.size, missing },
-          'task/prompts lists executions task/results did not return',
-        );
-      }
-    } else {
-      log.debug({ err: listed }, 'task/prompts cross-check unavailable');
-    }
+): Promise<boolean> {
+  if (!crossCheck) return true;
+  const listed = await crossCheck;
+  if (!Array.isArray(listed)) {
+    log.warn({ err: listed }, 'task/prompts could not be read: nothing deleted for this unit');
+    return false;
   }
+  // Items task/prompts served but the client quarantined are still listed upstream.
+  const ids = new Set<number>((listed as { prompt_task_id: number }[]).map((e) => e.prompt_task_id));
+  for (const id of ctx.rejectedIdsOf(unitKey(unit))) ids.add(id);
+  const onlyPrompts = [...ids].filter((id) => !seen.has(id));
+  const onlyResults = [...seen].filter((id) => !ids.has(id));
+  for (const id of ids) seen.add(id);
+  if (onlyPrompts.length === 0 && onlyResults.length === 0) return true;
+  ctx.counters.crossCheckMismatches++;
+  ctx.counters.unitsListMismatch++;
+  log.warn(
+    {
+      listed: ids.size,
+      read: seen.size - onlyPrompts.length,
+      onlyInPrompts: onlyPrompts.slice(0, 20),
+      onlyInResults: onlyResults.slice(0, 20),
+    },
+    'task/results and task/prompts disagree: nothing deleted for this unit',
+  );
+  return false;
 }

@@ -76,7 +76,10 @@ export function taskPrompts(ctx: Ctx): Reply {
 export function taskResults(ctx: Ctx): Reply {
   const pt = ctx.world.readablePlatformTask(ctx.query.int('task_id', { required: true, min: 0 }));
   const day = dayParam(ctx);
-  const { page, perPage, offset } = paging(ctx.query, 20, 100);
+  const asked = paging(ctx.query, 20, 100);
+  const perPage = Math.min(asked.perPage, ctx.resultsPerPageCap ?? asked.perPage);
+  const page = asked.page;
+  const offset = (page - 1) * perPage;
   if (!pt) return fail(404, 'Platform task not found.');
   const total = ctx.world.visible(pt, day).count;
   const items: (WirePromptResultItem | Record<string, unknown>)[] = ctx.world
