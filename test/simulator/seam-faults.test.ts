@@ -8,7 +8,7 @@ import { envelope } from '../../src/api/schemas/envelope.ts';
 import { Screenshot } from '../../src/api/schemas/hierarchical.ts';
 import type { RunningSimulator, WirePromptResultItem } from '../../src/simulator/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
-import { NOW, YESTERDAY, call } from './helpers.ts';
+import { NOW, YESTERDAY, call, type JsonReply } from './helpers.ts';
 
 let sim: RunningSimulator;
 /** A platform task's executions of yesterday, in list order. */
@@ -31,8 +31,8 @@ afterAll(async () => {
   await sim.close();
 });
 
-const ids = (r: { json: { data: { data: { prompt_task_id: number }[] } } }) =>
-  r.json.data.data.map((e) => e.prompt_task_id);
+const ids = (r: JsonReply): number[] =>
+  (r.json.data.data as { prompt_task_id: number }[]).map((e) => e.prompt_task_id);
 
 describe('child faults', () => {
   it('corruptChild: 200 with a known field of the wrong type, only for that execution and child', async () => {
