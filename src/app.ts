@@ -111,6 +111,10 @@ export async function runLocked(
   opts: RunCommandOptions,
 ): Promise<RunSummary> {
   await acquireLock(warehouse, lockHolder(opts.kind), { waitMs: opts.waitForLockMs, signal: opts.signal });
+  // The client outlives a run in `schedule` (and a library pipeline): its counters add up
+  // every run, so this run's figures are what they gained since it started.
+  const stats = api.client.stats;
+  const base = { requests: stats.requests, retries: stats.retries, rateLimited: stats.rateLimited };
   try {
     return await runSync(
       {
@@ -119,9 +123,9 @@ export async function runLocked(
         logger,
         config,
         apiStats: () => ({
-          requests: api.client.stats.requests,
-          retries: api.client.stats.retries,
-          rateLimited: api.client.stats.rateLimited,
+          requests: stats.requests - base.requests,
+          retries: stats.retries - base.retries,
+          rateLimited: stats.rateLimited - base.rateLimited,
         }),
         bindRejectSink: (sink) => api.setRejectSink(sink),
         ...(opts.signal ? { signal: opts.signal } : {}),

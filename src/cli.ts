@@ -4,6 +4,7 @@ import { diagnoseCommand, whoamiCommand } from './commands/account.ts';
 import { demoCommand } from './commands/demo.ts';
 import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
+import { stateCommand } from './commands/state.ts';
 import { tasksCommand } from './commands/tasks.ts';
 import { migrateCommand, runsCommand } from './commands/warehouse.ts';
 import { simulateCommand } from './simulator/command.ts';
@@ -22,6 +23,7 @@ for (const cmd of [
   demoCommand(),
   migrateCommand(),
   runsCommand(),
+  stateCommand(),
   whoamiCommand(),
   diagnoseCommand(),
   tasksCommand(),

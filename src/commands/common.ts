@@ -33,6 +33,12 @@ export function parseNonNegativeInt(value: string): number {
   return Number(value);
 }
 
+export function parsePort(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new InvalidArgumentError(`expected a TCP port (0 to 65535), got "${value}"`);
+  return Number(value);
+}
+
 export function collectIds(value: string, previous: number[] = []): number[] {
   return [...previous, ...value.split(',').filter(Boolean).map(parseId)];
 }

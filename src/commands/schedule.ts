@@ -10,6 +10,7 @@ import cron from 'node-cron';
 import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
 import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
+import { serveMetrics, SyncMetrics, type MetricsServer } from '../sync/metrics.ts';
 import { scheduledDates } from '../sync/planner.ts';
 import { formatSummary } from '../sync/summary.ts';
 import {
@@ -17,6 +18,7 @@ import {
   configFrom,
   loggerFor,
   parseNonNegativeInt,
+  parsePort,
   withCommonOptions,
   type CommonOpts,
 } from './common.ts';
@@ -25,6 +27,8 @@ interface ScheduleOpts extends CommonOpts {
   cron?: string;
   lookbackDays?: number;
   runNow?: boolean;
+  metricsPort?: number;
+  metricsHost: string;
 }
 
 export function scheduleCommand(): Command {
@@ -37,6 +41,12 @@ export function scheduleCommand(): Command {
       parseNonNegativeInt,
     )
     .option('--run-now', 'also run once at start', false)
+    .option(
+      '--metrics-port <n>',
+      'serve Prometheus metrics at http://HOST:N/metrics (0: any free port, logged)',
+      parsePort,
+    )
+    .option('--metrics-host <addr>', 'address the metrics server listens on', '0.0.0.0')
     .action(
       action(async (opts: ScheduleOpts) => {
         const config = configFrom(opts, { schedule: opts.cron, lookbackDays: opts.lookbackDays });
@@ -49,6 +59,23 @@ export function scheduleCommand(): Command {
         const api = createApi(config, logger);
         const warehouse = await openMigratedWarehouse(config, logger);
         const controller = new AbortController();
+        const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
+        let metricsServer: MetricsServer | null = null;
+        if (metrics) {
+          try {
+            metricsServer = await serveMetrics(metrics.registry, {
+              port: opts.metricsPort!,
+              host: opts.metricsHost,
+            });
+          } catch (e) {
+            await warehouse.close();
+            await api.close();
+            throw new UsageError(
+              `--metrics-port ${opts.metricsPort}: cannot listen on ${opts.metricsHost} (${(e as Error).message}); choose another port`,
+            );
+          }
+          logger.info({ url: metricsServer.url }, `metrics at ${metricsServer.url}`);
+        }
         let running: Promise<void> | null = null;
         let lastCode: number = EXIT.success;
 
@@ -74,10 +101,12 @@ export function scheduleCommand(): Command {
                 signal: controller.signal,
               });
               lastCode = exitCodeOf(summary.status);
+              metrics?.observeRun(summary);
               logger.info({ runId: summary.runId, status: summary.status }, formatSummary(summary));
             } catch (e) {
               if (e instanceof LockHeldError) logger.warn(e.message);
               else logger.error({ err: e }, 'scheduled run failed');
+              metrics?.observeError(e instanceof LockHeldError ? 'locked' : 'failed');
               lastCode = EXIT.failure;
             } finally {
               running = null;
@@ -104,6 +133,7 @@ export function scheduleCommand(): Command {
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);
         });
+        await metricsServer?.close();
         await warehouse.close();
         await api.close();
         return lastCode === EXIT.failure ? EXIT.failure : EXIT.success;

@@ -35,6 +35,7 @@ import type {
   RejectRow,
   SiteDiagnosisRow,
   SyncRunRow,
+  UnitFailureRow,
 } from '../transform/rows.ts';
 
 export type ColumnKind =
@@ -288,6 +289,14 @@ export const SYNC_CHECKPOINTS = defineTable<CheckpointRow>('sync_checkpoints', [
   run_id: 'text',
   finished_at: 'timestamptz',
   executions: 'integer',
+});
+
+export const SYNC_UNIT_FAILURES = defineTable<UnitFailureRow>('sync_unit_failures', ['task_id', 'date'], {
+  task_id: 'bigint',
+  date: 'date',
+  run_id: 'text',
+  failed_at: 'timestamptz',
+  error: 'text',
 });
 
 /** sync_rejects: keyed by its own serial `id`, which rows do not carry. */

@@ -15,7 +15,10 @@ import type {
   RejectRow,
   SiteDiagnosisRow,
   SyncRunRow,
+  UnitFailureRow,
 } from '../transform/rows.ts';
+
+export type { UnitFailureRow };
 
 export type Dialect = 'postgres' | 'duckdb';
 
@@ -55,6 +58,20 @@ export interface UnitCompletion {
   checkpoint: CheckpointRow;
 }
 
+/** What the warehouse records about the units of some days (`geo-sync state`). */
+export interface UnitRecords {
+  checkpoints: CheckpointRow[];
+  failures: UnitFailureRow[];
+}
+
+/** What forgetUnits removed. */
+export interface ForgottenUnits {
+  /** The units whose checkpoint was deleted, oldest day first, then by task. */
+  checkpoints: { task_id: number; date: string }[];
+  /** Failure records deleted with them. */
+  failures: number;
+}
+
 export interface LockResult {
   acquired: boolean;
   /** Who holds it when not acquired (pid@host since time), if known. */
@@ -89,6 +106,18 @@ export interface Warehouse {
   completeUnit(unit: UnitCompletion): Promise<void>;
   /** Finished units among the given dates, as `${task_id}|${date}` keys. */
   finishedUnits(dates: readonly string[]): Promise<Set<string>>;
+  /** Records failed units (the latest failure per unit is kept). */
+  recordUnitFailures(rows: readonly UnitFailureRow[]): Promise<void>;
+  /** Checkpoints and failure records of the units dated `from`..`to` (inclusive). */
+  unitRecords(from: string, to: string): Promise<UnitRecords>;
+  /**
+   * One transaction: deletes the checkpoints and failure records of the units dated
+   * `from`..`to` (of the given platform tasks only, when any are given), so the next run
+   * re-reads them. Their rows stay until then.
+   */
+  forgetUnits(from: string, to: string, taskIds?: readonly number[]): Promise<ForgottenUnits>;
+  /** Every platform task the warehouse knows (geo.platform_tasks), ascending. */
+  platformTaskIds(): Promise<number[]>;
 
   upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<void>;
   insertBalanceSnapshot(row: BalanceSnapshotRow): Promise<void>;

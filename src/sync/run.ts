@@ -192,6 +192,12 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     await ctx.flushRejects().catch(() => undefined);
   }
 
+  // Which units failed, for `geo-sync state show` (the run row only counts them).
+  await deps.warehouse
+    .recordUnitFailures(
+      failedUnits.map((f) => ({ ...f.unit, run_id: runId, failed_at: now().toISOString(), error: f.error })),
+    )
+    .catch((e: unknown) => logger.error({ err: e }, 'could not record the failed units'));
   const finishedAt = now();
   const status: RunStatus = interrupted ? 'interrupted' : runStatus(c, error);
   const final = { ...runRow(), finished_at: finishedAt.toISOString(), status, error };

@@ -114,8 +114,8 @@ describe('DuckDB file', () => {
         );
       });
     const results = await Promise.all([run(), run()]);
-    expect(results.flatMap((r) => r.applied)).toEqual(['001_init']);
-    expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init']);
+    expect(results.flatMap((r) => r.applied)).toEqual(['001_init', '002_unit_failures']);
+    expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init', '002_unit_failures']);
   });
 
   it('Warehouses of one process share the file; the last close releases it', async () => {

@@ -39,7 +39,10 @@ const GEO_TABLES = [
   'sync_checkpoints',
   'sync_rejects',
   'sync_runs',
+  'sync_unit_failures',
 ];
+
+const MIGRATIONS = ['001_init', '002_unit_failures'];
 
 for (const dialect of DIALECTS) {
   describe.skipIf(dialect === 'postgres' && !pgUp)(dialect, () => {
@@ -84,14 +87,17 @@ for (const dialect of DIALECTS) {
         const fresh = await openWarehouse(t.target);
         try {
           const first = await fresh.migrate();
-          expect(first.applied).toEqual(['001_init']);
+          expect(first.applied).toEqual(MIGRATIONS);
           expect(first.alreadyApplied).toEqual([]);
           const second = await fresh.migrate();
-          expect(second).toEqual({ applied: [], alreadyApplied: ['001_init'] });
+          expect(second).toEqual({ applied: [], alreadyApplied: MIGRATIONS });
           expect(await tablesOf(fresh)).toEqual(GEO_TABLES);
           expect(await fresh.query('SELECT * FROM geo.brand_rank_daily')).toEqual([]);
           const ledger = await fresh.query('SELECT version, name FROM geo.schema_migrations');
-          expect(ledger).toEqual([{ version: '001', name: 'init' }]);
+          expect(ledger).toEqual([
+            { version: '001', name: 'init' },
+            { version: '002', name: 'unit_failures' },
+          ]);
         } finally {
           await fresh.close();
         }
@@ -103,10 +109,12 @@ for (const dialect of DIALECTS) {
         const [a, b] = await Promise.all([openWarehouse(t.target), openWarehouse(t.target)]);
         try {
           const results = await Promise.all([a.migrate(), b.migrate()]);
-          expect(results.flatMap((r) => r.applied)).toEqual(['001_init']);
-          expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init']);
+          expect(results.flatMap((r) => r.applied)).toEqual(MIGRATIONS);
+          expect(results.flatMap((r) => r.alreadyApplied)).toEqual(MIGRATIONS);
           expect(await tablesOf(a)).toEqual(GEO_TABLES);
-          expect(await b.query('SELECT count(*) AS n FROM geo.schema_migrations')).toEqual([{ n: 1 }]);
+          expect(await b.query('SELECT count(*) AS n FROM geo.schema_migrations')).toEqual([
+            { n: MIGRATIONS.length },
+          ]);
         } finally {
           await Promise.all([a.close(), b.close()]);
         }

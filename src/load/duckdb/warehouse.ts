@@ -18,7 +18,16 @@ import type {
   SyncRunRow,
 } from '../../transform/rows.ts';
 import { readMigrations, runMigrations } from '../migrate.ts';
-import type { DataTable, LockResult, MigrateResult, UnitCompletion, Warehouse } from '../warehouse.ts';
+import type {
+  DataTable,
+  ForgottenUnits,
+  LockResult,
+  MigrateResult,
+  UnitCompletion,
+  UnitFailureRow,
+  UnitRecords,
+  Warehouse,
+} from '../warehouse.ts';
 import { completeUnit, finishedUnits, UNIT_STAGING } from './complete-unit.ts';
 import {
   acquireDatabase,
@@ -33,6 +42,7 @@ import { DuckDBMigrationStore } from './migration-store.ts';
 import { counts, latestDeductionDay, listRuns, query } from './reads.ts';
 import { Session } from './session.ts';
 import { createStagingSql } from './staging.ts';
+import * as unitState from './unit-state.ts';
 import * as writes from './writes.ts';
 
 export interface DuckDBWarehouseOptions extends OpenOptions {
@@ -100,6 +110,18 @@ export class DuckDBWarehouse implements Warehouse {
   }
   finishedUnits(dates: readonly string[]): Promise<Set<string>> {
     return finishedUnits(this.session, dates);
+  }
+  recordUnitFailures(rows: readonly UnitFailureRow[]): Promise<void> {
+    return unitState.recordUnitFailures(this.session, rows);
+  }
+  unitRecords(from: string, to: string): Promise<UnitRecords> {
+    return unitState.unitRecords(this.session, from, to);
+  }
+  forgetUnits(from: string, to: string, taskIds?: readonly number[]): Promise<ForgottenUnits> {
+    return unitState.forgetUnits(this.session, from, to, taskIds);
+  }
+  platformTaskIds(): Promise<number[]> {
+    return unitState.platformTaskIds(this.session);
   }
   upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<void> {
     return writes.upsertSiteDiagnoses(this.session, rows);

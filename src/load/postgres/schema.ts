@@ -16,6 +16,7 @@ import type {
   RejectRow,
   SiteDiagnosisRow,
   SyncRunRow,
+  UnitFailureRow,
 } from '../../transform/rows.ts';
 import { jsonText } from '../values.ts';
 
@@ -60,6 +61,7 @@ export interface GeoDatabase {
   'geo.deductions': DeductionRow & Synced;
   'geo.sync_runs': WithJson<SyncRunRow, 'args' | 'rows'>;
   'geo.sync_checkpoints': CheckpointRow;
+  'geo.sync_unit_failures': UnitFailureRow;
   'geo.sync_rejects': WithJson<RejectRow, 'params' | 'raw'> & { id: Generated<number> };
   'geo.sync_lock': { lock_key: number; holder: string; backend_pid: number; acquired_at: Generated<string> };
   'geo.schema_migrations': { version: string; name: string; applied_at: Generated<string> };

@@ -18,7 +18,16 @@ import type {
   SyncRunRow,
 } from '../../transform/rows.ts';
 import { readMigrations, runMigrations } from '../migrate.ts';
-import type { DataTable, LockResult, MigrateResult, UnitCompletion, Warehouse } from '../warehouse.ts';
+import type {
+  DataTable,
+  ForgottenUnits,
+  LockResult,
+  MigrateResult,
+  UnitCompletion,
+  UnitFailureRow,
+  UnitRecords,
+  Warehouse,
+} from '../warehouse.ts';
 import { AdvisoryLock } from './advisory-lock.ts';
 import { completeUnit, finishedUnits } from './complete-unit.ts';
 import { writeExecutionBatch } from './execution-batch.ts';
@@ -26,6 +35,7 @@ import { PostgresMigrationStore } from './migration-store.ts';
 import { createPool } from './pool.ts';
 import { counts, latestDeductionDay, query } from './reads.ts';
 import { insertRejects, insertRun, listRuns, updateRun } from './runs.ts';
+import * as unitState from './unit-state.ts';
 import * as small from './upserts.ts';
 
 export interface PostgresWarehouseOptions {
@@ -96,6 +106,18 @@ export class PostgresWarehouse implements Warehouse {
   }
   finishedUnits(dates: readonly string[]): Promise<Set<string>> {
     return finishedUnits(this.pool, dates);
+  }
+  recordUnitFailures(rows: readonly UnitFailureRow[]): Promise<void> {
+    return unitState.recordUnitFailures(this.pool, rows);
+  }
+  unitRecords(from: string, to: string): Promise<UnitRecords> {
+    return unitState.unitRecords(this.pool, from, to);
+  }
+  forgetUnits(from: string, to: string, taskIds?: readonly number[]): Promise<ForgottenUnits> {
+    return unitState.forgetUnits(this.pool, from, to, taskIds);
+  }
+  platformTaskIds(): Promise<number[]> {
+    return unitState.platformTaskIds(this.pool);
   }
   upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<void> {
     return small.upsertSiteDiagnoses(this.pool, rows);
