@@ -165,6 +165,14 @@ export class RequestQueue {
     };
   }
 
+  /**
+   * Resolves once fewer requests wait than the queue runs at once: the moment new work (the next
+   * unit) keeps every slot busy instead of lengthening the line.
+   */
+  whenHeadroom(): Promise<void> {
+    return this.#queue.onSizeLessThan(Math.max(1, this.#queue.concurrency));
+  }
+
   /** Runs `task` once every limit allows it to start; resolves or rejects with its result. */
   run<T>(task: () => Promise<T>, opts: RunOptions = {}): Promise<T> {
     return this.#queue.add(

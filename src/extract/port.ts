@@ -50,6 +50,11 @@ export function emptyProducts(): ProductsResult {
 }
 
 export interface ApiPort {
+  /**
+   * Resolves when the request queue has room for more work (fewer waiting than it runs at once).
+   * The run starts its next unit then, so small units keep every slot busy. Absent: no gating.
+   */
+  headroom?(): Promise<void>;
   /** Every monitoring task of a page project (all pages). */
   monitoringTasks(customer_id: number): AsyncIterable<MonitoringTask>;
   platformTasks(project_id: number, customer_id: number | null): Promise<PlatformTask[]>;

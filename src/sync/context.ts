@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
+import { Slots } from './slots.ts';
 import { GroupWriter } from './writer.ts';
 
 export interface RunCounters {
@@ -45,11 +46,22 @@ export function newCounters(): RunCounters {
   };
 }
 
+/** Executions one unit keeps in flight: two pages' worth keeps the queue busy across pages. */
+export function executionWindow(batchSize: number): number {
+  return Math.max(200, batchSize);
+}
+
 export class RunContext {
   readonly counters = newCounters();
   private pendingRejects: RejectRow[] = [];
   /** prompt_task_ids of quarantined task/results items, per unit key: still listed upstream. */
   private readonly rejectedByUnit = new Map<string, number[]>();
+
+  /**
+   * Executions in flight over all units at once: two units' windows, whatever the number of units
+   * the headroom lets read in parallel.
+   */
+  readonly executionSlots: Slots;
 
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
@@ -63,6 +75,7 @@ export class RunContext {
     readonly signal: AbortSignal | undefined,
     readonly now: () => Date,
   ) {
+    this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
     this.writer = new GroupWriter(
       async (batch, completions) => {
         // Rejects first, in their own statement: a checkpoint is never committed before the

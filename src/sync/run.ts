@@ -67,6 +67,47 @@ export interface RunSummary {
   failedUnits: { unit: Unit; error: string }[];
 }
 
+/**
+ * Units read at once, at most. The request queue's headroom decides when the next one starts;
+ * this bound only caps the executions held in memory (each unit reads a window of them).
+ */
+export const DEFAULT_UNITS_READING = 8;
+
+/**
+ * Starts units one after another, each as soon as the request queue has headroom (fewer
+ * requests waiting than running), so small units keep every slot busy from the first unit to
+ * the last while a large unit, which fills the queue by itself, holds back the next. A fatal
+ * error of one unit stops new starts; units already reading finish first.
+ */
+export async function scheduleUnits(
+  units: readonly Unit[],
+  o: {
+    maxUnits: number;
+    headroom: (() => Promise<void>) | null;
+    aborted: () => boolean;
+    read: (unit: Unit) => Promise<void>;
+  },
+): Promise<void> {
+  const reading = new Set<Promise<void>>();
+  let failure: { error: unknown } | null = null;
+  for (const unit of units) {
+    while (reading.size >= o.maxUnits) await Promise.race(reading);
+    if (reading.size > 0 && o.headroom) await Promise.race([o.headroom(), ...reading]);
+    if (failure || o.aborted()) break;
+    const p: Promise<void> = o
+      .read(unit)
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => reading.delete(p));
+    reading.add(p);
+    // Let the unit put its first request into the queue before headroom is judged again.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  await Promise.all(reading);
+  if (failure) throw (failure as { error: unknown }).error;
+}
+
 export function newRunId(now: Date): string {
   return `${now
     .toISOString()
@@ -126,6 +167,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       requests: deps.apiStats().requests,
     });
 
+  const sideReads: Promise<void>[] = [];
   try {
     scope = await resolveScope(deps.api, opts.customers);
     logger.info(
@@ -140,7 +182,15 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     await deps.warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow));
     ctx.addRows('monitoring_tasks', scope.monitoringTasks.length);
     ctx.addRows('platform_tasks', scope.platformTasks.length);
-    if (deps.config.enrich.taskConfig) await syncTaskConfig(ctx, scope);
+    // Reads outside the daily hierarchy go through the same request queue alongside the units
+    // instead of as phases before and after them; their errors end the run as before.
+    const side = (read: () => Promise<void>) => sideReads.push(read());
+    const readScope = scope;
+    if (deps.config.enrich.taskConfig) side(() => syncTaskConfig(ctx, readScope));
+    if (deps.config.enrich.diagnosis) side(() => syncDiagnoses(ctx, readScope.customers));
+    if (deps.config.enrich.finance) side(() => syncFinance(ctx));
+    // Rejected side reads are awaited below; until then they must not count as unhandled.
+    for (const p of sideReads) p.catch(() => undefined);
 
     const finished = await deps.warehouse.finishedUnits(opts.dates);
     const plan = planUnits({
@@ -155,7 +205,6 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     logger.info({ units: plan.units.length, skipped: plan.skipped.length, dates: opts.dates.length }, 'plan');
     progress();
 
-    const queue = [...plan.units];
     const committing: Promise<void>[] = [];
     const record = (u: Unit, outcome: UnitOutcome) => {
       if (outcome.status === 'done') c.unitsDone++;
@@ -165,22 +214,19 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       }
       progress();
     };
-    const worker = async () => {
-      for (let u = queue.shift(); u; u = queue.shift()) {
-        if (deps.signal?.aborted) return;
-        const unit = u;
+    await scheduleUnits(plan.units, {
+      maxUnits: Math.max(1, opts.unitConcurrency ?? DEFAULT_UNITS_READING),
+      headroom: deps.api.headroom ? () => deps.api.headroom!() : null,
+      aborted: () => deps.signal?.aborted ?? false,
+      read: async (unit) => {
         const read = await runUnit(ctx, unit);
         committing.push(read.outcome.then((o) => record(unit, o)));
-      }
-    };
-    const workers = Math.max(1, opts.unitConcurrency ?? 2);
-    await Promise.all(Array.from({ length: Math.min(workers, queue.length || 1) }, worker));
+      },
+    });
     await Promise.all(committing);
     await ctx.writer.drain();
+    await Promise.all(sideReads);
     if (deps.signal?.aborted) interrupted = true;
-
-    if (!interrupted && deps.config.enrich.diagnosis) await syncDiagnoses(ctx, scope.customers);
-    if (!interrupted && deps.config.enrich.finance) await syncFinance(ctx);
     await ctx.flushRejects();
   } catch (e) {
     if (deps.signal?.aborted) interrupted = true;
@@ -188,6 +234,8 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       error = e instanceof Error ? e.message : String(e);
       logger.error({ err: e, fatal: isFatal(e) }, 'run failed');
     }
+    // Nothing of this run may still write once it is recorded and the warehouse may close.
+    await Promise.allSettled(sideReads);
     await ctx.writer.drain().catch(() => undefined);
     await ctx.flushRejects().catch(() => undefined);
   }

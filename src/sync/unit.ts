@@ -10,7 +10,7 @@ import { fetchExecution, type ExecutionBundle } from '../extract/execution.ts';
 import { prefetch } from '../extract/prefetch.ts';
 import { unitKey, type Unit } from './planner.ts';
 import { addToBatch, emptyBatch } from './batch.ts';
-import type { RunContext } from './context.ts';
+import { executionWindow, type RunContext } from './context.ts';
 import { quarantineUnread } from './unread.ts';
 
 export type UnitOutcome = { status: 'done'; executions: number } | { status: 'failed'; error: string };
@@ -37,9 +37,8 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   const log = logger.child({ task_id: unit.task_id, date: unit.date });
   const seen = new Set<number>();
   const window: Promise<Settled>[] = [];
-  // Executions in flight at once in this unit: two pages' worth keeps the shared queue busy
-  // across page boundaries while memory stays bounded.
-  const maxInFlight = Math.max(200, config.batchSize);
+  const maxInFlight = executionWindow(config.batchSize);
+  const slots = ctx.executionSlots;
   let batch = emptyBatch();
   let failed = 0;
   let fatal: unknown = null;
@@ -59,6 +58,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   };
 
   const settleOne = async (s: Settled) => {
+    slots.release();
     if (s.ok) {
       // A listed execution is written from its list item even when a child could not be read:
       // that child is quarantined and its stored rows kept. Executions leave the warehouse only
@@ -79,6 +79,12 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
       if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
       for (const item of page.items) {
         seen.add(item.prompt_task_id);
+        // A slot of the run's window: settle this unit's own oldest first (which frees one), and
+        // wait for other units only with nothing of its own in flight, so no unit waits holding slots.
+        while (!slots.tryAcquire()) {
+          if (window.length > 0) await settleOne(await window.shift()!);
+          else await slots.released();
+        }
         window.push(
           fetchExecution(api, item, {
             legacySources: config.enrich.legacySources,
@@ -99,6 +105,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   } catch (e) {
     // Let in-flight work settle so nothing of this unit is still running when it is reported.
     await Promise.allSettled(window);
+    slots.release(window.length);
     if (isFatal(e)) throw e;
     log.error({ err: e }, 'unit failed');
     return settled({ status: 'failed', error: e instanceof Error ? e.message : String(e) });
