@@ -19,6 +19,14 @@ export function formatSummary(s: RunSummary): string {
   const rows = Object.entries(c.rows).sort(([a], [b]) => a.localeCompare(b));
   const width = Math.max(0, ...rows.map(([t]) => t.length));
   for (const [t, n] of rows) lines.push(`  ${t.padEnd(width)}  ${n}`);
+  const unreadable = s.scope.unreadable;
+  if (unreadable.length > 0) {
+    const ids = unreadable.slice(0, 20).map((u) => u.project_id);
+    const more = unreadable.length > ids.length ? `, ... (${unreadable.length - ids.length} more)` : '';
+    lines.push(
+      `unreadable: ${unreadable.length} monitoring tasks the key may not read (project_id ${ids.join(', ')}${more})`,
+    );
+  }
   if (c.diagnosesNotStarted)
     lines.push(`site diagnoses: ${c.diagnosesNotStarted} projects not started (nothing stored)`);
   for (const f of s.failedUnits.slice(0, 10))
