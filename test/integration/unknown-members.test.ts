@@ -15,13 +15,31 @@ import { warehouseTargets } from '../helpers/targets.ts';
 
 const ADDED = Object.keys(UNKNOWN_MEMBERS);
 
-/** JSON columns that hold API payloads as they came. */
-const JSON_COLUMNS: Record<string, { columns: string[]; order: string }> = {
-  execution_products: { columns: ['field_order', 'field_labels'], order: 'prompt_task_id' },
-  product_cards: { columns: ['card'], order: 'prompt_task_id, position' },
+/**
+ * Columns dumpData leaves out: JSON columns that hold API payloads as they came (compared as
+ * parsed JSON), and the account data (deductions, diagnoses) read outside the daily walk.
+ */
+const MORE_COLUMNS: Record<string, { columns: string[]; json: string[]; order: string }> = {
+  execution_products: { columns: [], json: ['field_order', 'field_labels'], order: 'prompt_task_id' },
+  product_cards: { columns: [], json: ['card'], order: 'prompt_task_id, position' },
   site_diagnoses: {
-    columns: ['error', 'summary_text', 'top_issues', 'modules_summary', 'platform_scores', 'result_json'],
+    columns: [
+      'diagnosis_id',
+      'customer_id',
+      'status',
+      'result_ready',
+      'composite_score',
+      'progress_percent',
+      'current_step',
+      'url',
+    ],
+    json: ['error', 'summary_text', 'top_issues', 'modules_summary', 'platform_scores', 'result_json'],
     order: 'diagnosis_id',
+  },
+  deductions: {
+    columns: ['id', 'user_id', 'prompt_task_id', 'diff_amount', 'after_amount', 'remark', 'created_at'],
+    json: [],
+    order: 'id',
   },
 };
 
@@ -36,14 +54,16 @@ function withoutAdded(v: unknown): unknown {
   );
 }
 
-async function dumpJson(target: string): Promise<Record<string, unknown[]>> {
+async function dumpMore(target: string): Promise<Record<string, unknown[]>> {
   return withWarehouse(target, async (w) => {
     const out: Record<string, unknown[]> = {};
-    for (const [table, { columns, order }] of Object.entries(JSON_COLUMNS)) {
-      const select = columns.map((c) => `CAST(${c} AS VARCHAR) AS ${c}`).join(', ');
+    for (const [table, { columns, json, order }] of Object.entries(MORE_COLUMNS)) {
+      const select = [...columns, ...json].map((c) => `CAST(${c} AS VARCHAR) AS ${c}`).join(', ');
       const rows = await w.query(`SELECT ${select} FROM geo.${table} ORDER BY ${order}`);
       out[table] = rows.map((r) =>
-        Object.values(r).map((v) => (typeof v === 'string' ? (JSON.parse(v) as unknown) : v)),
+        Object.entries(r).map(([c, v]) =>
+          json.includes(c) && typeof v === 'string' ? (JSON.parse(v) as unknown) : v,
+        ),
       );
     }
     return out;
@@ -97,13 +117,14 @@ for (const t of warehouseTargets('unknown-members')) {
       expect(await dumpData(target)).toEqual(want);
 
       // JSON columns keep what the server sent, added members included...
-      const got = await dumpJson(target);
+      const got = await dumpMore(target);
       const labels = got.execution_products!.map((r) => (r as unknown[])[1]).filter((l) => l !== null);
       expect(labels.length).toBeGreaterThan(0);
       for (const l of labels) expect(l).toMatchObject(UNKNOWN_MEMBERS);
       expect(got.site_diagnoses!.length).toBeGreaterThan(0);
+      expect(got.deductions!.length).toBeGreaterThan(0);
       // ...and are the reference's once the added members are taken out.
-      expect(withoutAdded(got)).toEqual(await dumpJson(reference));
+      expect(withoutAdded(got)).toEqual(await dumpMore(reference));
     });
   });
 }
