@@ -30,17 +30,20 @@ function byLengthDescending(values: Iterable<string>): string[] {
   return [...values].filter((s) => s !== '').sort((a, b) => b.length - a.length);
 }
 
-/** `text` with each of `secrets` replaced by [REDACTED] (empty strings ignored). */
+/** `text` with each of `secrets` replaced by [REDACTED], longest first (empty strings ignored). */
 export function scrubWith(text: string, secrets: Iterable<string>): string {
+  return replaceEach(text, byLengthDescending(secrets));
+}
+
+function replaceEach(text: string, longestFirst: readonly string[]): string {
   let out = text;
-  for (const s of Array.isArray(secrets) ? secrets : byLengthDescending(secrets))
-    if (s !== '' && out.includes(s)) out = out.split(s).join(REDACTED);
+  for (const s of longestFirst) if (out.includes(s)) out = out.split(s).join(REDACTED);
   return out;
 }
 
 /** `text` with every registered secret replaced and every password in a URL masked. */
 export function scrubSecrets(text: string): string {
-  return maskUrlPassword(scrubWith(text, ordered));
+  return maskUrlPassword(replaceEach(text, ordered));
 }
 
 /**
@@ -110,12 +113,28 @@ function scrub(value: unknown, depth: number, path: Set<object>): unknown {
   }
 }
 
+/** Past this size a response payload kept on an error is summarized in logs, not copied whole. */
+const MAX_RAW_CHARS = 2000;
+
+/** An error's `raw` response payload: kept when small, else its size (a page can be megabytes). */
+function rawPayload(v: unknown, depth: number, path: Set<object>): unknown {
+  let size: number;
+  try {
+    size = typeof v === 'string' ? v.length : (JSON.stringify(v)?.length ?? 0);
+  } catch {
+    size = Infinity;
+  }
+  return size <= MAX_RAW_CHARS ? scrub(v, depth + 1, path) : `[payload of ${size} characters omitted]`;
+}
+
 function scrubError(e: Error, depth: number, path: Set<object>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // Own context first (code, status, endpoint, params, ...), then the fields every error has.
   for (const [k, v] of Object.entries(e)) {
     if (k === 'cause' || k === 'errors') continue;
-    out[k] = SECRET_FIELD.test(k) && v !== null && v !== undefined ? REDACTED : scrub(v, depth + 1, path);
+    if (SECRET_FIELD.test(k) && v !== null && v !== undefined) out[k] = REDACTED;
+    else if (k === 'raw') out[k] = rawPayload(v, depth, path);
+    else out[k] = scrub(v, depth + 1, path);
   }
   const type = e.constructor?.name || e.name;
   out.type = type;

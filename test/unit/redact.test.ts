@@ -166,3 +166,23 @@ describe('errors in logs keep their evidence, scrubbed at any depth', () => {
     expect(text).toContain('postgres://geo:***@db/geo');
   });
 });
+
+describe('response payloads on errors', () => {
+  it('are kept when small and summarized when large', async () => {
+    const { InvalidResponseError } = await import('../../src/api/errors.ts');
+    const small = new InvalidResponseError({
+      endpoint: 'GET /x',
+      reason: 'bad',
+      raw: { a: 1 },
+      retryable: false,
+    });
+    const big = new InvalidResponseError({
+      endpoint: 'GET /x',
+      reason: 'bad',
+      raw: { data: 'y'.repeat(5000) },
+      retryable: false,
+    });
+    expect(scrubDeep(small)).toMatchObject({ type: 'InvalidResponseError', raw: { a: 1 } });
+    expect(scrubDeep(big)).toMatchObject({ raw: '[payload of 5011 characters omitted]' });
+  });
+});
