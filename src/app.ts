@@ -12,6 +12,7 @@ import type { ApiPort } from './extract/port.ts';
 import { openWarehouse } from './load/index.ts';
 import type { Warehouse } from './load/warehouse.ts';
 import { registerSecret } from './log.ts';
+import { urlPasswords } from './redact.ts';
 import { acquireLock, lockHolder } from './sync/lock.ts';
 import { runSync, type Progress, type RunOptions, type RunSummary } from './sync/run.ts';
 
@@ -31,8 +32,7 @@ export interface Api {
 export function registerConfigSecrets(config: Config): void {
   registerSecret(config.apiKey);
   registerSecret(config.password);
-  const m = /^[a-z][a-z0-9+.-]*:\/\/[^:/@]*:([^@/]*)@/i.exec(config.warehouse);
-  if (m?.[1]) registerSecret(decodeURIComponent(m[1]));
+  for (const p of urlPasswords(config.warehouse)) registerSecret(p);
 }
 
 /** `dispatcher`: an undici Dispatcher used instead of the client's own Pool (benchmarks, tests). */

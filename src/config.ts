@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { maskUrlPassword } from './redact.ts';
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);
 
@@ -224,7 +225,5 @@ export function redactedConfig(config: Config): Record<string, unknown> {
   return out;
 }
 
-/** `postgres://u:secret@h/db` -> `postgres://u:***@h/db`. */
-export function maskUrlPassword(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
-}
+/** The one URL password masker (redact.ts), kept exported here for callers of the config. */
+export { maskUrlPassword };

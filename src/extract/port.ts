@@ -6,6 +6,7 @@
 import type { Balance, Deduction } from '../api/schemas/account.ts';
 import type { SiteDiagnosis } from '../api/schemas/diagnosis.ts';
 import type {
+  DisplayJson,
   MonitoringTask,
   PlatformTask,
   ProductCard,
@@ -33,8 +34,8 @@ export interface ProductsResult {
   total: number;
   supported: boolean | undefined;
   result_status: string | undefined;
-  field_order: string[] | undefined;
-  field_labels: Record<string, string> | undefined;
+  field_order: DisplayJson | undefined;
+  field_labels: DisplayJson | undefined;
 }
 
 /** An execution with no product data: what a 404 on prompt/products leaves, and where reading starts. */

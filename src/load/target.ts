@@ -3,6 +3,7 @@
  * `postgresql://` URL. Descriptions never carry the password.
  */
 import { resolve } from 'node:path';
+import { maskUrlPassword } from '../redact.ts';
 
 export type WarehouseTarget =
   | { dialect: 'duckdb'; /** Absolute path of the database file. */ path: string; description: string }
@@ -26,17 +27,8 @@ export class WarehouseTargetError extends Error {
   }
 }
 
-/** `postgres://u:secret@h/db` -> `postgres://u:***@h/db`; also masks a `password` query parameter. */
-export function maskPassword(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    if (u.searchParams.has('password')) u.searchParams.set('password', '***');
-    return u.toString();
-  } catch {
-    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
-  }
-}
+/** `postgres://u:secret@h/db` -> `postgres://u:***@h/db`: the one URL masker (redact.ts). */
+export const maskPassword = maskUrlPassword;
 
 export function parseWarehouseTarget(target: string, cwd: string = process.cwd()): WarehouseTarget {
   const text = target.trim();

@@ -28,6 +28,11 @@ export interface FaultOptions {
    * may cap below the spec's 100); `per_page` and `last_page` of the answer say so.
    */
   resultsPerPageCap?: number;
+  /**
+   * Add members the spec does not name (a number, a null, a nested object) to every JSON object
+   * sent, maps included: what a server that gained fields looks like to a client.
+   */
+  unknownMembers?: boolean;
 }
 
 export type Fate =
@@ -84,6 +89,10 @@ export class FaultInjector {
     return this.opts.resultsPerPageCap;
   }
 
+  get unknownMembers(): boolean {
+    return this.opts.unknownMembers ?? false;
+  }
+
   get retryAfterSeconds(): number {
     return this.opts.retryAfterSeconds ?? 1;
   }
@@ -126,4 +135,24 @@ export class FaultInjector {
     if (slow) delay += o.slowMs ?? 0;
     return { fate, delayMs: Math.max(0, delay), slow };
   }
+}
+
+/**
+ * The members `unknownMembers` adds. Their names are not in the spec, so a client that keeps
+ * payloads as JSON keeps them, and one that reads named fields never sees them.
+ */
+export const UNKNOWN_MEMBERS: Readonly<Record<string, unknown>> = Object.freeze({
+  sim_extra_number: 3,
+  sim_extra_null: null,
+  sim_extra_nested: { level: 1, list: [1, 'two', null, { deep: true }], empty: {} },
+});
+
+/** A copy of a JSON value with UNKNOWN_MEMBERS added to every object in it, at any depth. */
+export function withUnknownMembers(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withUnknownMembers);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = withUnknownMembers(v);
+  // structuredClone: a client that mutates what it parsed cannot change the next response.
+  return Object.assign(out, structuredClone(UNKNOWN_MEMBERS));
 }

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuthStore } from './auth.ts';
 import type { Decision, FaultInjector } from './faults.ts';
+import { withUnknownMembers } from './faults.ts';
 import type { Reply } from './http.ts';
 import { ParamError, Params, fail, invalid, parseQuery } from './http.ts';
 import type { Ctx } from './routes/context.ts';
@@ -128,8 +129,10 @@ export async function listen(deps: ServerDeps, host: string, port: number): Prom
         stats.faults.malformed++;
         sendMalformed(res, answer(route, query, token, body), d.fate.truncate);
         return;
-      case 'ok':
-        send(res, answer(route, query, token, body));
+      case 'ok': {
+        const reply = answer(route, query, token, body);
+        send(res, faults.unknownMembers ? { ...reply, body: withUnknownMembers(reply.body) } : reply);
+      }
     }
   }
 

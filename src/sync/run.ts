@@ -58,7 +58,13 @@ export interface RunSummary {
   runId: string;
   status: RunStatus;
   dates: readonly string[];
-  scope: { customers: number; monitoringTasks: number; platformTasks: number };
+  scope: {
+    customers: number;
+    monitoringTasks: number;
+    platformTasks: number;
+    /** Monitoring tasks the key may not read (project/tasks answered 404), with the reason. */
+    unreadable: Scope['unreadable'];
+  };
   counters: RunCounters;
   api: ApiStats;
   startedAt: string;
@@ -175,6 +181,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
         customers: scope.customers.length,
         monitoringTasks: scope.monitoringTasks.length,
         platformTasks: scope.platformTasks.length,
+        unreadable: scope.unreadable.map((u) => u.project_id),
       },
       'scope resolved',
     );
@@ -262,6 +269,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       customers: scope?.customers.length ?? 0,
       monitoringTasks: scope?.monitoringTasks.length ?? 0,
       platformTasks: scope?.platformTasks.length ?? 0,
+      unreadable: scope?.unreadable ?? [],
     },
     counters: c,
     api: deps.apiStats(),

@@ -27,6 +27,14 @@ export function formatSummary(s: RunSummary): string {
     lines.push(
       `list mismatches: ${c.unitsListMismatch} units where task/results and task/prompts disagreed; nothing deleted for them`,
     );
+  const unreadable = s.scope.unreadable;
+  if (unreadable.length > 0) {
+    const ids = unreadable.slice(0, 20).map((u) => u.project_id);
+    const more = unreadable.length > ids.length ? `, ... (${unreadable.length - ids.length} more)` : '';
+    lines.push(
+      `unreadable: ${unreadable.length} monitoring tasks the key may not read (project_id ${ids.join(', ')}${more})`,
+    );
+  }
   if (c.diagnosesNotStarted)
     lines.push(`site diagnoses: ${c.diagnosesNotStarted} projects not started (nothing stored)`);
   for (const f of s.failedUnits.slice(0, 10))

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_TABLES, openWarehouse, type Warehouse } from '../../src/load/index.ts';
 import type { Dialect } from '../../src/load/warehouse.ts';
+import { apiInstant } from '../../src/transform/time.ts';
 import { createTempDuckDB } from '../helpers/duckdb.ts';
 import { createTestDatabase, postgresReachable } from '../helpers/postgres.ts';
 import { batch, card, execution, products, rank, screenshot, source, syncRun } from './fixtures.ts';
@@ -560,6 +561,30 @@ for (const dialect of DIALECTS) {
           remark: 'deduction',
           created_at: '2026-11-21T00:30:00+08:00',
         },
+      ]);
+    });
+
+    it('API timestamps with zones and fractions are stored as their instants, dated in Shanghai', async () => {
+      // 16:30:00.25 UTC on Nov 22 is 00:30:00.25 on Nov 23 in Shanghai (issue 9 item 6).
+      const d = {
+        id: 9101,
+        user_id: 7,
+        prompt_task_id: 101,
+        diff_amount: '-1',
+        before_amount: '2',
+        after_amount: '1',
+        remark: 'near midnight',
+        created_at: apiInstant('2026-11-22T16:30:00.25Z'),
+      };
+      await w.upsertDeductions([d, { ...d, id: 9102, created_at: apiInstant('2026-11-22T11:30:00-05:00') }]);
+      expect(await w.latestDeductionDay()).toBe('2026-11-23');
+      const rows = await w.query(
+        `SELECT id, created_at, CAST(extract(epoch FROM created_at) * 1000 AS BIGINT) AS ms
+         FROM geo.deductions WHERE id IN (9101, 9102) ORDER BY id`,
+      );
+      expect(rows).toEqual([
+        { id: 9101, created_at: '2026-11-23T00:30:00.250+08:00', ms: Date.parse('2026-11-22T16:30:00.250Z') },
+        { id: 9102, created_at: '2026-11-23T00:30:00+08:00', ms: Date.parse('2026-11-22T16:30:00Z') },
       ]);
     });
 

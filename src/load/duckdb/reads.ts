@@ -1,6 +1,7 @@
 /** Reads, DuckDB: counts, runs, the newest deduction day, report queries. */
 import { StatementType } from '@duckdb/node-api';
 import type { Json, SyncRunRow } from '../../transform/rows.ts';
+import { shanghaiDayOf } from '../../transform/time.ts';
 import { SYNC_RUNS, ident } from '../tables.ts';
 import { DATA_TABLES, type DataTable } from '../warehouse.ts';
 import type { Session } from './session.ts';
@@ -20,12 +21,12 @@ export function listRuns(s: Session, limit: number): Promise<SyncRunRow[]> {
   return s.exclusive(() => s.rows<SyncRunRow>(LIST_RUNS, [Math.max(0, Math.floor(limit))]));
 }
 
-/** The Asia/Shanghai day of the newest deduction (instants read back in +08:00). */
+/** The Asia/Shanghai day of the newest deduction, whatever offset the instant is read back in. */
 export async function latestDeductionDay(s: Session): Promise<string | null> {
   const [row] = await s.exclusive(() =>
     s.rows<{ latest: string | null }>('SELECT max(created_at) AS latest FROM geo.deductions'),
   );
-  return row?.latest ? row.latest.slice(0, 10) : null;
+  return row?.latest ? shanghaiDayOf(row.latest) : null;
 }
 
 const READ_ONLY = new Set<StatementType>([StatementType.SELECT, StatementType.EXPLAIN]);

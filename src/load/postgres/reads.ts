@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Json } from '../../transform/rows.ts';
+import { shanghaiDayOf } from '../../transform/time.ts';
 import { DATA_TABLES, type DataTable } from '../warehouse.ts';
 import { withTransaction } from './pool.ts';
 import { db, run } from './query-builder.ts';
@@ -14,11 +15,11 @@ export async function counts(pool: pg.Pool): Promise<Record<DataTable, number>> 
   return row!;
 }
 
-/** The Asia/Shanghai day of the newest deduction (instants read back in +08:00). */
+/** The Asia/Shanghai day of the newest deduction, whatever offset the instant is read back in. */
 export async function latestDeductionDay(pool: pg.Pool): Promise<string | null> {
   const q = db.selectFrom('geo.deductions').select((eb) => eb.fn.max('created_at').as('latest'));
   const [row] = await run(pool, q.compile());
-  return row?.latest ? row.latest.slice(0, 10) : null;
+  return row?.latest ? shanghaiDayOf(row.latest) : null;
 }
 
 /** A report query in a READ ONLY transaction; `$1`-style parameters. */
