@@ -5,6 +5,7 @@ import { demoCommand } from './commands/demo.ts';
 import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
 import { tasksCommand } from './commands/tasks.ts';
+import { workerCommand } from './commands/worker.ts';
 import { migrateCommand, runsCommand } from './commands/warehouse.ts';
 import { simulateCommand } from './simulator/command.ts';
 import { EXIT } from './sync/exit-codes.ts';
@@ -25,6 +26,7 @@ for (const cmd of [
   whoamiCommand(),
   diagnoseCommand(),
   tasksCommand(),
+  workerCommand(),
   simulateCommand(),
 ]) {
   program.addCommand(cmd);
