@@ -109,6 +109,10 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       );
     }
   };
+  // Two beats before the first job: workers starting together see each other before any of
+  // them sends a request at a rate meant for fewer workers.
+  await tick();
+  await sleep(opts.tickMs ?? 1000, signal);
   await tick();
   const ticker = setInterval(() => {
     tick().catch((e: unknown) => logger.warn({ err: e }, 'heartbeat failed'));
