@@ -1,6 +1,7 @@
 /** `geo-sync migrate` and `geo-sync runs`. */
 import { Command } from 'commander';
-import { migrateQueue, QUEUE_SCHEMA } from '../distributed/queue.ts';
+import { migrateQueue, QUEUE_SCHEMA, queueExists, withClient } from '../distributed/queue.ts';
+import { backfillStatusLines } from '../distributed/wait.ts';
 import { openWarehouse, parseWarehouseTarget } from '../load/index.ts';
 import {
   action,
@@ -93,6 +94,15 @@ export function runsCommand(): Command {
                 .trimEnd() + '\n',
             );
           if (runs.length === 0) process.stdout.write('no runs yet\n');
+          // Distributed backfills: their jobs' states, including jobs kept as failed after their
+          // retries (a job whose worker died leaves no finished run row of its own).
+          const target = parseWarehouseTarget(config.warehouse);
+          if (target.dialect === 'postgres') {
+            const lines = await withClient(target.url, async (c) =>
+              (await queueExists(c)) ? backfillStatusLines(c, opts.limit) : [],
+            );
+            if (lines.length) process.stdout.write(['distributed backfills:', ...lines].join('\n') + '\n');
+          }
         } finally {
           await warehouse.close();
         }

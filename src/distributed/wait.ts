@@ -8,7 +8,7 @@ import type { Warehouse } from '../load/warehouse.ts';
 import { newCounters } from '../sync/context.ts';
 import type { Progress, RunSummary } from '../sync/run.ts';
 import type { RunStatus, SyncRunRow } from '../transform/rows.ts';
-import { backfillJobs, isAccountJob, isOpen, QUEUE_SCHEMA, type JobStateRow } from './queue.ts';
+import { backfillJobs, isAccountJob, isOpen, QUEUE_NAME, QUEUE_SCHEMA, type JobStateRow } from './queue.ts';
 
 type Db = Pick<pg.ClientBase, 'query'>;
 
@@ -125,4 +125,31 @@ export async function summarize(
       (x, y) => x.unit.date.localeCompare(y.unit.date) || x.unit.task_id - y.unit.task_id,
     ),
   };
+}
+
+/** One line per recent distributed backfill: its jobs by state (for `geo-sync runs`). */
+export async function backfillStatusLines(db: Db, limit: number): Promise<string[]> {
+  const r = await db.query<{ backfill_id: string; dates: string[]; state: string; n: string }>(
+    `WITH b AS (SELECT backfill_id, dates, created_at FROM ${QUEUE_SCHEMA}.backfills
+                ORDER BY created_at DESC LIMIT $2),
+          jobs AS (SELECT data->>'backfill' AS backfill_id, id, state::text AS state
+                   FROM ${QUEUE_SCHEMA}.job WHERE name = $1
+                   UNION
+                   SELECT data->>'backfill', id, state::text FROM ${QUEUE_SCHEMA}.archive a WHERE name = $1
+                     AND NOT EXISTS (SELECT 1 FROM ${QUEUE_SCHEMA}.job j WHERE j.name = a.name AND j.id = a.id))
+     SELECT b.backfill_id, b.dates, j.state, count(*) AS n
+     FROM b JOIN jobs j USING (backfill_id)
+     GROUP BY b.backfill_id, b.dates, b.created_at, j.state ORDER BY b.created_at DESC`,
+    [QUEUE_NAME, limit],
+  );
+  const by = new Map<string, { dates: string[]; states: Record<string, number> }>();
+  for (const row of r.rows) {
+    const e = by.get(row.backfill_id) ?? { dates: [...row.dates].sort(), states: {} };
+    e.states[row.state] = Number(row.n);
+    by.set(row.backfill_id, e);
+  }
+  return [...by].map(([id, { dates, states }]) => {
+    const open = (states.created ?? 0) + (states.retry ?? 0) + (states.active ?? 0);
+    return `backfill ${id} ${dates[0]}..${dates[dates.length - 1]}: ${states.completed ?? 0} jobs done, ${states.failed ?? 0} failed, ${open} queued or running`;
+  });
 }

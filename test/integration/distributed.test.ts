@@ -218,5 +218,44 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
       .map((l) => JSON.parse(l) as { status: string; args: { job?: string } })
       .filter((r) => r.args.job && r.status === 'failed');
     expect(failed.length).toBeGreaterThanOrEqual(2);
+    const text = await runCli(['runs'], e);
+    expect(text.stdout).toMatch(
+      /distributed backfills:\nbackfill \S+ \S+: \d+ jobs done, [1-9]\d* failed, 0 queued/,
+    );
+  });
+
+  it('SIGTERM: the worker takes no new job, hands its unfinished ones back without a checkpoint, exits 0', async () => {
+    const url = await freshDb();
+    const e = env(url);
+    const enq = await runCli(['backfill', ...range(), '--distributed'], e);
+    expect(enq.code, enq.stderr.slice(-2000)).toBe(0);
+    sim.setFaults({ latencyMs: 300 });
+    try {
+      const w = startCli(['worker'], e);
+      await w.waitForLog(/"msg":"job started"/, 2);
+      w.child.kill('SIGTERM');
+      const r = await w.done;
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      expect(r.stderr).toMatch(/"released":[1-9]/);
+      const released = [
+        ...r.stderr.matchAll(/"job":"([0-9a-f-]+)".*"msg":"job handed back to the queue/g),
+      ].map((m) => m[1]!);
+      expect(released.length).toBeGreaterThan(0);
+      // Handed back at once (not left active until it expires): no attempt counted, no checkpoint.
+      const back = await queueQuery<{ state: string; retry_count: number; checkpoint: boolean }>(
+        url,
+        `SELECT state::text AS state, retry_count, EXISTS (SELECT 1 FROM geo.sync_checkpoints c
+           WHERE c.task_id = (j.data->>'task_id')::bigint AND c.date = (j.data->>'date')::date) AS checkpoint
+         FROM geo_queue.job j WHERE id = ANY($1::uuid[])`,
+        [released],
+      );
+      expect(back).toEqual(released.map(() => ({ state: 'created', retry_count: 0, checkpoint: false })));
+    } finally {
+      sim.setFaults({});
+    }
+    const rest = await runCli(['worker', '--exit-when-idle'], e);
+    expect(rest.code, rest.stderr.slice(-2000)).toBe(0);
+    const done = await runCli(['backfill', ...range(), '--distributed', '--wait', '--no-progress'], e);
+    expect(done.code, done.stdout + done.stderr.slice(-2000)).toBe(0);
   });
 });
