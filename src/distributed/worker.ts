@@ -118,7 +118,23 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     tick().catch((e: unknown) => logger.warn({ err: e }, 'heartbeat failed'));
   }, opts.tickMs ?? 1000);
 
+  // Requests are counted by the one client all jobs of this worker share. Each job's row gets
+  // the requests made since the previous job of this worker ended: per job an approximation
+  // when jobs overlap, but the rows of a backfill add up to exactly the requests made.
+  let mark = apiStats(api);
+  const takeRequests = (): ApiStats => {
+    const now = apiStats(api);
+    const delta = {
+      requests: now.requests - mark.requests,
+      retries: now.retries - mark.retries,
+      rateLimited: now.rateLimited - mark.rateLimited,
+    };
+    mark = now;
+    return delta;
+  };
+
   let active = 0;
+  const tails = new Set<Promise<void>>();
   const isIdle = async () => {
     if (active > 0) return false;
     const r = await db.query<{ n: string }>(
@@ -136,16 +152,24 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         await sleep(opts.pollMs ?? 1000, signal);
         continue;
       }
+      // As in a local run, the slot takes its next job once this one's reading is over; its
+      // commit and bookkeeping finish meanwhile.
       active++;
-      try {
-        await handleJob(job);
-      } finally {
-        active--;
-      }
+      let release!: () => void;
+      const readDone = new Promise<void>((r) => (release = r));
+      const whole: Promise<void> = handleJob(job, () => release())
+        .catch((e: unknown) => logger.error({ err: e, job: job.id }, 'job bookkeeping failed'))
+        .finally(() => {
+          active--;
+          release();
+          tails.delete(whole);
+        });
+      tails.add(whole);
+      await readDone;
     }
   };
 
-  const handleJob = async (job: PgBoss.JobWithMetadata<JobData>) => {
+  const handleJob = async (job: PgBoss.JobWithMetadata<JobData>, readOver: () => void) => {
     const data = job.data;
     const attempt = job.retryCount + 1;
     const runId = newRunId(new Date());
@@ -153,13 +177,12 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     const ctx = new RunContext(runId, api.port, deps.warehouse, log, config, signal, () => new Date());
     const key = isAccountJob(data) ? 'account' : `${data.task_id}|${data.date}`;
     running.set(key, ctx);
-    const before = apiStats(api);
+    let used: ApiStats = { requests: 0, retries: 0, rateLimited: 0 };
     const started = new Date();
     const args: Json = isAccountJob(data)
       ? { backfill: data.backfill, job: job.id, attempt, account: true }
       : { backfill: data.backfill, job: job.id, attempt, task_id: data.task_id, dates: data.date };
     const row = (status: RunStatus, error: string | null, finished: Date | null): SyncRunRow => {
-      const now = apiStats(api);
       const c = ctx.counters;
       return {
         run_id: runId,
@@ -169,11 +192,9 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         finished_at: finished?.toISOString() ?? null,
         status,
         rows: c.rows as Json,
-        // Process-wide client counters over the job's time: exact with --concurrency 1, an
-        // over-count when jobs of this worker overlap.
-        requests: now.requests - before.requests,
-        retries: now.retries - before.retries,
-        rate_limited: now.rateLimited - before.rateLimited,
+        requests: used.requests,
+        retries: used.retries,
+        rate_limited: used.rateLimited,
         rejects: c.rejects,
         units_total: isAccountJob(data) ? 0 : 1,
         units_done: c.unitsDone,
@@ -190,6 +211,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         if (config.enrich.finance) await syncFinance(ctx);
       } else {
         const read = await runUnit(ctx, { task_id: data.task_id, date: data.date });
+        readOver();
         const outcome = await read.outcome;
         if (outcome.status === 'done') ctx.counters.unitsDone++;
         else if (!signal.aborted) {
@@ -208,6 +230,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       running.delete(key);
     }
 
+    used = takeRequests();
     const interrupted = signal.aborted && (error !== null || ctx.counters.unitsDone === 0);
     const status: RunStatus = interrupted
       ? 'interrupted'
@@ -247,6 +270,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
 
   try {
     await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, slot));
+    while (tails.size > 0) await Promise.all([...tails]);
   } finally {
     clearInterval(ticker);
     await shared.leave(db).catch(() => undefined);
