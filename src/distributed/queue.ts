@@ -98,7 +98,9 @@ CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.workers (
   host       TEXT NOT NULL,
   pid        INTEGER NOT NULL,
   started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-  seen_at    TIMESTAMPTZ NOT NULL DEFAULT now()
+  seen_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  -- Since when the worker has had no job (NULL: busy, or just started).
+  idle_since TIMESTAMPTZ
 );
 CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.rate_state (
   id               INTEGER PRIMARY KEY CHECK (id = 1),

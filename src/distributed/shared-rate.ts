@@ -4,7 +4,9 @@
  *
  *     share = total * factor / live workers
  *
- * where `factor` (0..1] is AIMD state shared through `geo_queue.rate_state`: a 429 seen by any
+ * where a live worker is one with a fresh heartbeat that is busy, just started, or idle for less
+ * than `idleGraceMs` (workers idle at the end of a backfill leave their share to the busy ones),
+ * and `factor` (0..1] is AIMD state shared through `geo_queue.rate_state`: a 429 seen by any
  * worker halves it for all (once per cooldown: the requests in flight when the limit hit all
  * report it, and that is one signal); calm ticks raise it by a step again, one worker at a time.
  * Each worker's local RequestQueue still reacts at once to its own 429 (pause on Retry-After,
@@ -20,6 +22,8 @@ export interface SharedRateOptions {
   totalConcurrency: number;
   /** A worker whose heartbeat is older than this is not counted as live. @default 5000 */
   staleMs?: number;
+  /** A worker idle for longer than this is not counted. @default 3000 */
+  idleGraceMs?: number;
   /** Halving happens at most once per this many ms across all workers. @default 2000 */
   decreaseCooldownMs?: number;
   /** Calm time after a change before the factor rises a step. @default 3000 */
@@ -45,6 +49,7 @@ export class SharedRate {
   constructor(opts: SharedRateOptions) {
     this.#o = {
       staleMs: 5000,
+      idleGraceMs: 3000,
       decreaseCooldownMs: 2000,
       increaseAfterMs: 3000,
       increaseStep: 0.1,
@@ -57,12 +62,13 @@ export class SharedRate {
    * One tick: heartbeat, report the 429s seen since the last tick (if any), let the factor rise
    * when calm, and return this worker's share.
    */
-  async tick(db: Db, rateLimitedSinceLastTick: number): Promise<Share> {
+  async tick(db: Db, rateLimitedSinceLastTick: number, busy = true): Promise<Share> {
     const o = this.#o;
     await db.query(
       `INSERT INTO ${QUEUE_SCHEMA}.workers (worker_id, host, pid) VALUES ($1, $2, $3)
-       ON CONFLICT (worker_id) DO UPDATE SET seen_at = now()`,
-      [o.workerId, hostname(), process.pid],
+       ON CONFLICT (worker_id) DO UPDATE SET seen_at = now(),
+         idle_since = CASE WHEN $4 THEN NULL ELSE COALESCE(${QUEUE_SCHEMA}.workers.idle_since, now()) END`,
+      [o.workerId, hostname(), process.pid, busy],
     );
     if (rateLimitedSinceLastTick > 0) {
       await db.query(
@@ -84,9 +90,11 @@ export class SharedRate {
     }
     const r = await db.query<{ live: string; factor: number }>(
       `SELECT (SELECT count(*) FROM ${QUEUE_SCHEMA}.workers
-                WHERE seen_at > now() - $1 * interval '1 millisecond' OR worker_id = $2) AS live,
+                WHERE (seen_at > now() - $1 * interval '1 millisecond'
+                       AND (idle_since IS NULL OR idle_since > now() - $3 * interval '1 millisecond'))
+                   OR worker_id = $2) AS live,
               (SELECT factor FROM ${QUEUE_SCHEMA}.rate_state WHERE id = 1) AS factor`,
-      [o.staleMs, o.workerId],
+      [o.staleMs, o.workerId, o.idleGraceMs],
     );
     const live = Math.max(1, Number(r.rows[0]?.live ?? 1));
     const factor = Number(r.rows[0]?.factor ?? 1);

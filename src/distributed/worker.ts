@@ -90,9 +90,11 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
   // The share is known before the first job starts, then refreshed every tick.
   let seen429 = api.client.stats.rateLimited;
   let lastShare = '';
+  let starting = true;
+  let active = 0;
   const tick = async () => {
     const now429 = api.client.stats.rateLimited;
-    const share = await shared.tick(db, now429 - seen429);
+    const share = await shared.tick(db, now429 - seen429, starting || active > 0);
     seen429 = now429;
     api.client.queue.setShare(share);
     const text = `${share.live}/${share.factor.toFixed(2)}`;
@@ -114,6 +116,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
   await tick();
   await sleep(opts.tickMs ?? 1000, signal);
   await tick();
+  starting = false;
   const ticker = setInterval(() => {
     tick().catch((e: unknown) => logger.warn({ err: e }, 'heartbeat failed'));
   }, opts.tickMs ?? 1000);
@@ -133,7 +136,6 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     return delta;
   };
 
-  let active = 0;
   const tails = new Set<Promise<void>>();
   const isIdle = async () => {
     if (active > 0) return false;
