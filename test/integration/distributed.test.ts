@@ -176,7 +176,11 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
       const results = await Promise.all(workers.map((w) => w.done));
       for (const r of results) expect(r.code, r.stderr.slice(-2000)).toBe(0);
       // Each worker took a third of the total once it saw the others.
-      for (const r of results) expect(r.stderr).toMatch(/"live":3,"factor":1,"requestsPerSecond":6.67/);
+      for (const r of results) {
+        const shares = [...r.stderr.matchAll(/"live":3,"factor":([\d.]+),"requestsPerSecond":([\d.]+)/g)];
+        expect(shares.length).toBeGreaterThan(0);
+        for (const m of shares) expect(Number(m[2])).toBeCloseTo((20 * Number(m[1])) / 3, 1);
+      }
     } finally {
       sim.setFaults({});
     }
