@@ -6,6 +6,7 @@ import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
 import { stateCommand } from './commands/state.ts';
 import { tasksCommand } from './commands/tasks.ts';
+import { workerCommand } from './commands/worker.ts';
 import { migrateCommand, runsCommand } from './commands/warehouse.ts';
 import { simulateCommand } from './simulator/command.ts';
 import { EXIT } from './sync/exit-codes.ts';
@@ -27,6 +28,7 @@ for (const cmd of [
   whoamiCommand(),
   diagnoseCommand(),
   tasksCommand(),
+  workerCommand(),
   simulateCommand(),
 ]) {
   program.addCommand(cmd);

@@ -50,6 +50,17 @@ export const ConfigSchema = z.strictObject({
   schedule: CronExpr.default('30 4 * * *'),
   /** @default "info" */
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Distributed backfill: seconds after which a job a worker took and never finished (the worker
+   * was killed) expires and is redone by another worker. Keep it well above the slowest healthy
+   * unit: a unit still running when its job expires is read twice (harmless, but wasted).
+   * @default 900
+   */
+  jobTimeoutSeconds: z.number().int().min(1).max(86_399).default(900),
+  /** Distributed backfill: retries of a failed job before it is kept as failed. @default 3 */
+  jobRetries: z.number().int().min(0).max(20).default(3),
+  /** Distributed backfill: first retry delay, seconds (doubles each retry, with jitter). @default 10 */
+  jobRetryDelaySeconds: z.number().int().min(0).max(3600).default(10),
   /** auto: pretty on a TTY, JSON otherwise. @default "auto" */
   logFormat: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** What each sync reads besides the daily hierarchy; each costs requests (see README). */
@@ -92,6 +103,9 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_BATCH_SIZE: { key: 'batchSize', kind: 'int' },
   GEO_LOOKBACK_DAYS: { key: 'lookbackDays', kind: 'int' },
   GEO_SCHEDULE: { key: 'schedule', kind: 'string' },
+  GEO_JOB_TIMEOUT_SECONDS: { key: 'jobTimeoutSeconds', kind: 'int' },
+  GEO_JOB_RETRIES: { key: 'jobRetries', kind: 'int' },
+  GEO_JOB_RETRY_DELAY_SECONDS: { key: 'jobRetryDelaySeconds', kind: 'int' },
   GEO_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   GEO_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
   GEO_ENRICH_TASK_CONFIG: { key: 'enrich.taskConfig', kind: 'bool' },

@@ -114,6 +114,9 @@ export class RequestQueue {
   #resumeTimer: NodeJS.Timeout | undefined;
   #lastDecreaseAt = Number.NEGATIVE_INFINITY;
   #successesSinceChange = 0;
+  /** This process's share of the key's limits (setShare); the maxima until one is set. */
+  #shareConcurrency = Number.POSITIVE_INFINITY;
+  #shareRate = Number.POSITIVE_INFINITY;
   #counters = { pauses: 0, rateLimitSignals: 0, decreases: 0, increases: 0, started: 0 };
 
   constructor(opts: RequestQueueOptions = {}) {
@@ -185,14 +188,29 @@ export class RequestQueue {
     );
   }
 
+  /**
+   * Sets this process's share of the key's limits at run time (distributed workers: the totals
+   * divided among the live workers, lowered after a 429 seen by any of them). The effective
+   * values become the share; local AIMD keeps working below it. Capped by the maxima.
+   */
+  setShare(share: { concurrency: number; requestsPerSecond: number }): void {
+    this.#shareConcurrency = Math.min(this.maxConcurrency, Math.max(1, Math.floor(share.concurrency)));
+    this.#shareRate = Math.min(this.maxRequestsPerSecond, Math.max(0.1, share.requestsPerSecond));
+    this.#queue.concurrency = this.#shareConcurrency;
+    this.#rate = this.#shareRate;
+    this.#successesSinceChange = 0;
+  }
+
   /** A request succeeded: one step closer to the next additive increase. */
   reportSuccess(): void {
-    if (this.concurrency >= this.maxConcurrency && this.#rate >= this.maxRequestsPerSecond) return;
+    const maxConcurrency = Math.min(this.maxConcurrency, this.#shareConcurrency);
+    const maxRate = Math.min(this.maxRequestsPerSecond, this.#shareRate);
+    if (this.concurrency >= maxConcurrency && this.#rate >= maxRate) return;
     this.#successesSinceChange++;
     if (this.#successesSinceChange < this.#successesPerIncrease) return;
     this.#successesSinceChange = 0;
-    this.#queue.concurrency = Math.min(this.maxConcurrency, this.concurrency + 1);
-    this.#rate = Math.min(this.maxRequestsPerSecond, this.#rate + this.#rateStep);
+    this.#queue.concurrency = Math.min(maxConcurrency, this.concurrency + 1);
+    this.#rate = Math.min(maxRate, this.#rate + this.#rateStep);
     this.#counters.increases++;
   }
 

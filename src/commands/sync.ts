@@ -10,6 +10,7 @@ import { createProgressReporter } from '../sync/progress.ts';
 import { formatSummary } from '../sync/summary.ts';
 import type { RunKind } from '../transform/rows.ts';
 import { daysBetween, shanghaiYesterday } from '../transform/time.ts';
+import { runDistributedBackfill } from './worker.ts';
 import {
   abortOnSignals,
   action,
@@ -147,9 +148,18 @@ export function backfillCommand(): Command {
     .description('sync every day from --from to --to, both inclusive; finished units are skipped')
     .requiredOption('--from <YYYY-MM-DD>', 'first day', parseDay)
     .requiredOption('--to <YYYY-MM-DD>', 'last day (inclusive)', parseDay)
+    .option(
+      '--distributed',
+      'queue one job per unit in PostgreSQL for `geo-sync worker` processes instead of running here',
+      false,
+    )
+    .option('--wait', 'with --distributed: follow the jobs until all finished, then print the summary', false)
     .action(
-      action(async (opts: SyncOpts & { from: string; to: string }) => {
+      action(async (opts: SyncOpts & { from: string; to: string; distributed?: boolean; wait?: boolean }) => {
         if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
+        if (opts.wait && !opts.distributed) throw new UsageError('--wait goes with --distributed');
+        if (opts.distributed && !opts.dryRun)
+          return runDistributedBackfill(daysBetween(opts.from, opts.to), opts);
         return runDates('backfill', daysBetween(opts.from, opts.to), opts);
       }),
     );
