@@ -35,8 +35,15 @@ export function registerConfigSecrets(config: Config): void {
   if (m?.[1]) registerSecret(decodeURIComponent(m[1]));
 }
 
-/** `dispatcher`: an undici Dispatcher used instead of the client's own Pool (benchmarks, tests). */
-export function createApi(config: Config, logger: Logger, opts: { dispatcher?: Dispatcher } = {}): Api {
+/**
+ * `dispatcher`: an undici Dispatcher used instead of the client's own Pool (benchmarks, tests).
+ * `signal`: the process's stop signal; every wait and request of the client ends when it aborts.
+ */
+export function createApi(
+  config: Config,
+  logger: Logger,
+  opts: { dispatcher?: Dispatcher; signal?: AbortSignal } = {},
+): Api {
   if (!config.baseUrl) {
     throw new UsageError('GEO_BASE_URL (baseUrl): required, the API base URL (or try `npx geo-sync demo`)');
   }
@@ -51,6 +58,7 @@ export function createApi(config: Config, logger: Logger, opts: { dispatcher?: D
   const queue = new RequestQueue({
     concurrency: config.concurrency,
     requestsPerSecond: config.requestsPerSecond,
+    maxPauseMs: config.maxRetryAfterSeconds * 1000,
   });
   const client = new GeoClient({
     baseUrl: config.baseUrl,
@@ -61,10 +69,12 @@ export function createApi(config: Config, logger: Logger, opts: { dispatcher?: D
       maxAttempts: config.maxAttempts,
       baseDelayMs: config.retryBaseDelayMs,
       maxDelayMs: config.retryMaxDelayMs,
+      maxRetryAfterMs: config.maxRetryAfterSeconds * 1000,
     },
     onReject: (r) => sink(r),
     logger,
     ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
   return {
     client,

@@ -63,7 +63,8 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     ...(showBar && !opts.logLevel && !process.env.GEO_LOG_LEVEL ? { logLevel: 'warn' } : {}),
   });
   const logger = loggerFor(config);
-  const api = createApi(config, logger);
+  const signals = abortOnSignals(logger);
+  const api = createApi(config, logger, { signal: signals.signal });
   const args = {
     dates: dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`,
     customers: config.customers,
@@ -105,7 +106,6 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     const warehouse = await openMigratedWarehouse(config, logger, {
       lockWaitMs: Math.max(2000, (opts.waitForLock ?? 0) * 1000),
     });
-    const signals = abortOnSignals(logger);
     const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
     try {
       const summary = await runLocked(api, warehouse, config, logger, {
@@ -123,10 +123,10 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       return exitCodeOf(summary.status);
     } finally {
       progress?.stop();
-      signals.dispose();
       await warehouse.close();
     }
   } finally {
+    signals.dispose();
     await api.close();
   }
 }

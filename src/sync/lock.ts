@@ -1,5 +1,6 @@
 /** No overlap: one geo-sync run per warehouse (PostgreSQL advisory lock / DuckDB lock file). */
 import { hostname } from 'node:os';
+import { sleep } from '../abort.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 
 export class LockHeldError extends Error {
@@ -32,9 +33,8 @@ export async function acquireLock(
   for (;;) {
     const r = await warehouse.tryLock(holder);
     if (r.acquired) return;
-    if (Date.now() >= deadline || opts.signal?.aborted) throw new LockHeldError(r.holder);
-    await new Promise((res) =>
-      setTimeout(res, Math.min(opts.pollMs ?? 2000, Math.max(1, deadline - Date.now()))),
-    );
+    if (Date.now() >= deadline) throw new LockHeldError(r.holder);
+    // The process's stop signal ends the wait at once, with its reason (an interruption).
+    await sleep(Math.min(opts.pollMs ?? 2000, Math.max(1, deadline - Date.now())), opts.signal);
   }
 }

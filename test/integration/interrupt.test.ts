@@ -1,0 +1,48 @@
+/**
+ * SIGINT/SIGTERM end every wait at once: the real CLI, against the simulator answering 429 with
+ * `Retry-After: 60`, is signalled while its queue is paused for those 60 s and must exit 130
+ * long before the pause could end (the test's own timeout is far below 60 s).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
+import { startCli } from '../helpers/cli.ts';
+import { withWarehouse } from '../helpers/sync.ts';
+import { duckdbTarget } from '../helpers/targets.ts';
+
+describe('a signal during a 60-second Retry-After pause', () => {
+  let sim: RunningSimulator;
+  const wh = duckdbTarget('interrupt');
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    // One request per second per key, then 429 with Retry-After: 60.
+    sim = await startSimulator({
+      seed: 9,
+      days: 2,
+      executionsPerDay: 10,
+      faults: { rateLimitPerSecond: 1, retryAfterSeconds: 60 },
+    });
+    env = { GEO_BASE_URL: sim.url, GEO_API_KEY: 'sim-key', GEO_WAREHOUSE: await wh.create() };
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await wh.drop();
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`${signal}: exits 130 at once, the run recorded as interrupted`, { timeout: 15_000 }, async () => {
+      const p = startCli(['sync', '--date', sim.world.dates()[0]!, '--no-progress'], env);
+      // The client logs each rate-limited retry with the wait it is about to do.
+      await p.waitForLog(
+        /"delayMs":60000.*"msg":"retrying request"|"msg":"retrying request".*"delayMs":60000/,
+      );
+      p.child.kill(signal);
+      const r = await p.done;
+      expect(r.code, r.stderr.slice(-2000)).toBe(130);
+      const runs = await withWarehouse(env.GEO_WAREHOUSE!, (w) =>
+        w.query(`SELECT status FROM geo.sync_runs ORDER BY started_at DESC LIMIT 1`),
+      );
+      expect(runs).toEqual([{ status: 'interrupted' }]);
+    });
+  }
+});
