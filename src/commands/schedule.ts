@@ -87,6 +87,7 @@ export function scheduleCommand(): Command {
                 logger.info({ runId: summary.runId, status: summary.status }, formatSummary(summary));
               } finally {
                 await warehouse.close();
+                logger.info('warehouse closed until the next run');
               }
             } catch (e) {
               if (isInterruption(e)) lastCode = EXIT.interrupted;
