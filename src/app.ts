@@ -12,7 +12,8 @@ import type { ApiPort } from './extract/port.ts';
 import { openWarehouse } from './load/index.ts';
 import type { Warehouse } from './load/warehouse.ts';
 import { registerSecret } from './log.ts';
-import { acquireLock, lockHolder } from './sync/lock.ts';
+import { abortReason } from './abort.ts';
+import { acquireLock, lockHolder, LockLostError } from './sync/lock.ts';
 import { runSync, type Progress, type RunOptions, type RunSummary } from './sync/run.ts';
 
 export class UsageError extends Error {
@@ -112,7 +113,10 @@ export interface RunCommandOptions extends RunOptions {
   now?: () => Date;
 }
 
-/** Takes the warehouse lock, runs, releases the lock. */
+/**
+ * Takes the warehouse lock, runs, releases the lock. The run stops on the process's signal
+ * (interrupted) and also when the lock is lost (failed): it never goes on unlocked.
+ */
 export async function runLocked(
   api: Api,
   warehouse: Warehouse,
@@ -121,6 +125,11 @@ export async function runLocked(
   opts: RunCommandOptions,
 ): Promise<RunSummary> {
   await acquireLock(warehouse, lockHolder(opts.kind), { waitMs: opts.waitForLockMs, signal: opts.signal });
+  const stop = new AbortController();
+  const onSignal = () => stop.abort(abortReason(opts.signal!));
+  if (opts.signal?.aborted) onSignal();
+  opts.signal?.addEventListener('abort', onSignal, { once: true });
+  const offLockLost = warehouse.onLockLost?.((cause) => stop.abort(new LockLostError(cause)));
   try {
     return await runSync(
       {
@@ -134,13 +143,15 @@ export async function runLocked(
           rateLimited: api.client.stats.rateLimited,
         }),
         bindRejectSink: (sink) => api.setRejectSink(sink),
-        ...(opts.signal ? { signal: opts.signal } : {}),
+        signal: stop.signal,
         ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
         ...(opts.now ? { now: opts.now } : {}),
       },
       opts,
     );
   } finally {
+    offLockLost?.();
+    opts.signal?.removeEventListener('abort', onSignal);
     await warehouse.unlock();
   }
 }

@@ -1,5 +1,6 @@
 /** What a run hands to its parts: the API port, the warehouse, logger, options and counters. */
 import type { Logger } from 'pino';
+import { isInterruption } from '../abort.ts';
 import type { RejectedRecord } from '../api/client.ts';
 import { unitKey } from './planner.ts';
 import type { Config } from '../config.ts';
@@ -56,6 +57,10 @@ export class RunContext {
   ) {
     this.writer = new GroupWriter(
       async (batch, completions) => {
+        // Stopped for a reason other than an interruption (the lock was lost): another run may
+        // be writing now, so nothing more is committed. An interruption still lets read units
+        // commit.
+        if (signal?.aborted && !isInterruption(signal.reason)) throw signal.reason;
         // Rejects first, in their own statement: a checkpoint is never committed before the
         // quarantine rows of its unit.
         await this.flushRejects();

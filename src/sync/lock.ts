@@ -14,6 +14,19 @@ export class LockHeldError extends Error {
   }
 }
 
+/** The lock was lost during a run (its PostgreSQL connection died): the run stops, exit 1. */
+export class LockLostError extends Error {
+  readonly code = 'LOCK_LOST' as const;
+  constructor(cause: unknown) {
+    super(
+      'the warehouse lock was lost (its database connection ended): the run stopped rather than go on ' +
+        'unlocked; units without a checkpoint are redone by the next run',
+      { cause },
+    );
+    this.name = 'LockLostError';
+  }
+}
+
 export function lockHolder(kind: string, now = new Date()): string {
   return `geo-sync ${kind} pid ${process.pid} on ${hostname()} since ${now.toISOString()}`;
 }

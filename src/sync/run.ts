@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { isInterruption } from '../abort.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import { resolveScope, type Scope } from '../extract/scope.ts';
@@ -30,6 +31,10 @@ export interface RunDeps {
   /** The client's counters, read at the end of the run (and by progress). */
   apiStats: () => ApiStats;
   now?: () => Date;
+  /**
+   * Stops the run: no new unit starts. Aborted with an interruption (SIGINT/SIGTERM) the run
+   * ends `interrupted`; with any other reason (the lock was lost) it ends `failed` with it.
+   */
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
   /** Where quarantined list items arrive: wired by the caller to the client's onReject. */
@@ -96,6 +101,17 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
   let scope: Scope | null = null;
   let error: string | null = null;
   let interrupted = false;
+  /** The signal's verdict once it has aborted: interrupted, or failed with its reason. */
+  const stopped = (): boolean => {
+    const signal = deps.signal;
+    if (!signal?.aborted) return false;
+    if (isInterruption(signal.reason)) interrupted = true;
+    else if (error === null) {
+      error = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+      logger.error({ err: signal.reason }, 'run stopped');
+    }
+    return true;
+  };
 
   const runRow = (): SyncRunRow => {
     const api = deps.apiStats();
@@ -177,14 +193,13 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     await Promise.all(Array.from({ length: Math.min(workers, queue.length || 1) }, worker));
     await Promise.all(committing);
     await ctx.writer.drain();
-    if (deps.signal?.aborted) interrupted = true;
-
-    if (!interrupted && deps.config.enrich.diagnosis) await syncDiagnoses(ctx, scope.customers);
-    if (!interrupted && deps.config.enrich.finance) await syncFinance(ctx);
+    if (!stopped()) {
+      if (deps.config.enrich.diagnosis) await syncDiagnoses(ctx, scope.customers);
+      if (deps.config.enrich.finance) await syncFinance(ctx);
+    }
     await ctx.flushRejects();
   } catch (e) {
-    if (deps.signal?.aborted) interrupted = true;
-    else {
+    if (!stopped()) {
       error = e instanceof Error ? e.message : String(e);
       logger.error({ err: e, fatal: isFatal(e) }, 'run failed');
     }
