@@ -23,6 +23,11 @@ export interface FaultOptions {
   /** 0..1 share delayed by slowMs. */
   slowRate?: number;
   slowMs?: number;
+  /**
+   * Platform tasks the key sees listed but may not read: `task/results`, `task/prompts` and
+   * `task/info` with one of these `task_id`s answer 403.
+   */
+  forbiddenTaskIds?: number[];
 }
 
 export type Fate =
@@ -55,6 +60,7 @@ export class FaultInjector {
   private readonly rng: Rng;
   private windows = new Map<string, Window>();
   private active = false;
+  private forbidden: ReadonlySet<number> = new Set();
 
   constructor(seed: number, opts: FaultOptions = {}) {
     this.rng = Rng.of(seed, tag('faults'));
@@ -64,6 +70,7 @@ export class FaultInjector {
   set(opts: FaultOptions): void {
     this.opts = { ...opts };
     this.windows = new Map();
+    this.forbidden = new Set(opts.forbiddenTaskIds ?? []);
     const o = this.opts;
     this.active = Boolean(
       o.latencyMs ||
@@ -99,6 +106,11 @@ export class FaultInjector {
     w.times[(w.head + w.size) % cap] = nowMs;
     w.size++;
     return false;
+  }
+
+  /** Whether a request with this `task_id` is refused with 403 (see forbiddenTaskIds). */
+  forbidsTask(taskId: string | undefined): boolean {
+    return this.forbidden.size > 0 && taskId !== undefined && this.forbidden.has(Number(taskId));
   }
 
   decide(): Decision {

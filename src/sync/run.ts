@@ -173,6 +173,8 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
 
     const queue = [...plan.units];
     const committing: Promise<void>[] = [];
+    /** The key was refused: no new unit starts, and the run fails once the running ones stop. */
+    let fatal: { error: unknown } | null = null;
     const record = (u: Unit, outcome: UnitOutcome) => {
       if (outcome.status === 'done') c.unitsDone++;
       else if (!deps.signal?.aborted) {
@@ -183,16 +185,24 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     };
     const worker = async () => {
       for (let u = queue.shift(); u; u = queue.shift()) {
-        if (deps.signal?.aborted) return;
+        if (deps.signal?.aborted || fatal) return;
         const unit = u;
-        const read = await runUnit(ctx, unit);
-        committing.push(read.outcome.then((o) => record(unit, o)));
+        try {
+          const read = await runUnit(ctx, unit);
+          committing.push(read.outcome.then((o) => record(unit, o)));
+        } catch (e) {
+          fatal ??= { error: e };
+          return;
+        }
       }
     };
     const workers = Math.max(1, opts.unitConcurrency ?? 2);
+    // Every worker has stopped before the run goes on (or fails): none is left running units
+    // while the run is recorded and its lock released.
     await Promise.all(Array.from({ length: Math.min(workers, queue.length || 1) }, worker));
     await Promise.all(committing);
     await ctx.writer.drain();
+    if (fatal) throw (fatal as { error: unknown }).error;
     if (!stopped()) {
       if (deps.config.enrich.diagnosis) await syncDiagnoses(ctx, scope.customers);
       if (deps.config.enrich.finance) await syncFinance(ctx);
