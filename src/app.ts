@@ -124,7 +124,11 @@ export async function runLocked(
   logger: Logger,
   opts: RunCommandOptions,
 ): Promise<RunSummary> {
-  await acquireLock(warehouse, lockHolder(opts.kind), { waitMs: opts.waitForLockMs, signal: opts.signal });
+  await acquireLock(warehouse, lockHolder(opts.kind), {
+    waitMs: opts.waitForLockMs,
+    signal: opts.signal,
+    onWait: (holder) => logger.info({ holder }, 'waiting for the warehouse lock'),
+  });
   const stop = new AbortController();
   const onSignal = () => stop.abort(abortReason(opts.signal!));
   if (opts.signal?.aborted) onSignal();

@@ -38,15 +38,24 @@ export function lockHolder(kind: string, now = new Date()): string {
 export async function acquireLock(
   warehouse: Warehouse,
   holder: string,
-  opts: { waitMs?: number; pollMs?: number; signal?: AbortSignal } = {},
+  opts: {
+    waitMs?: number;
+    pollMs?: number;
+    signal?: AbortSignal;
+    /** Told once, when the lock is held by another and the wait begins. */
+    onWait?: (holder: string | undefined) => void;
+  } = {},
 ): Promise<void> {
   // A non-finite wait (NaN from a bad caller) must not poll forever: it means no wait.
   const waitMs = Number.isFinite(opts.waitMs) ? Math.max(0, opts.waitMs!) : 0;
   const deadline = Date.now() + waitMs;
+  let waiting = false;
   for (;;) {
     const r = await warehouse.tryLock(holder);
     if (r.acquired) return;
     if (Date.now() >= deadline) throw new LockHeldError(r.holder);
+    if (!waiting) opts.onWait?.(r.holder);
+    waiting = true;
     // The process's stop signal ends the wait at once, with its reason (an interruption).
     await sleep(Math.min(opts.pollMs ?? 2000, Math.max(1, deadline - Date.now())), opts.signal);
   }
