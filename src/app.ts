@@ -92,15 +92,19 @@ export function createApi(
   };
 }
 
-/** `lockWaitMs`: how long to wait for a DuckDB file another process has open. */
+/**
+ * `lockWaitMs`: how long to wait for a DuckDB file another process has open; `signal` ends that
+ * wait at once.
+ */
 export async function openMigratedWarehouse(
   config: Config,
   logger: Logger,
-  opts: { lockWaitMs?: number } = {},
+  opts: { lockWaitMs?: number; signal?: AbortSignal } = {},
 ): Promise<Warehouse> {
   const warehouse = await openWarehouse(config.warehouse, {
     logger,
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
   await warehouse.migrate();
   return warehouse;

@@ -68,7 +68,10 @@ export function scheduleCommand(): Command {
           running = (async () => {
             try {
               // Held only while the run goes (a BI tool holding the file delays it up to 60 s).
-              const warehouse = await openMigratedWarehouse(config, logger, { lockWaitMs: 60_000 });
+              const warehouse = await openMigratedWarehouse(config, logger, {
+                lockWaitMs: 60_000,
+                signal: signals.signal,
+              });
               try {
                 const summary = await runLocked(api, warehouse, config, logger, {
                   kind: 'schedule',

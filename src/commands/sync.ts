@@ -103,8 +103,11 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       }
     }
 
+    // Said before the open: a DuckDB file another process holds makes it wait (--wait-for-lock).
+    logger.info('opening the warehouse');
     const warehouse = await openMigratedWarehouse(config, logger, {
       lockWaitMs: Math.max(2000, (opts.waitForLock ?? 0) * 1000),
+      signal: signals.signal,
     });
     const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
     try {

@@ -4,6 +4,7 @@
  * long before the pause could end (the test's own timeout is far below 60 s). The same for a run
  * waiting 60 s for the warehouse lock another run holds, on both warehouses.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import pg from 'pg';
@@ -104,3 +105,38 @@ for (const t of warehouseTargets('interrupt-lock')) {
     });
   });
 }
+
+describe('a signal while a BI tool holds the DuckDB file', () => {
+  const wh = duckdbTarget('interrupt-open');
+  let sim: RunningSimulator;
+  let holder: ChildProcess | undefined;
+  afterAll(async () => {
+    holder?.kill('SIGKILL');
+    await sim?.close();
+    await wh.drop();
+  });
+
+  it('SIGINT while the open waits (--wait-for-lock 60): exits 130 at once', { timeout: 15_000 }, async () => {
+    sim = await startSimulator({ seed: 9, days: 2, executionsPerDay: 10 });
+    const target = await wh.create();
+    // Another process (a BI tool) holds the file open read-write for longer than the test.
+    const script = `
+      import { DuckDBInstance } from '@duckdb/node-api';
+      const db = await DuckDBInstance.create(process.argv[1]);
+      process.stdout.write('held\\n');
+      setTimeout(() => { db.closeSync(); process.exit(0); }, 60000);`;
+    holder = spawn(process.execPath, ['--input-type=module', '-e', script, target.slice('duckdb:'.length)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve) => holder!.stdout!.on('data', () => resolve()));
+    const env = { GEO_BASE_URL: sim.url, GEO_API_KEY: 'sim-key', GEO_WAREHOUSE: target };
+    const p = startCli(
+      ['sync', '--date', sim.world.dates()[0]!, '--wait-for-lock', '60', '--no-progress'],
+      env,
+    );
+    await p.waitForLog(/"msg":"opening the warehouse"/);
+    p.child.kill('SIGINT');
+    const r = await p.done;
+    expect(r.code, r.stderr.slice(-2000)).toBe(130);
+  });
+});
