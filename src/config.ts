@@ -42,6 +42,11 @@ export const ConfigSchema = z.strictObject({
   retryBaseDelayMs: positiveInt(60_000).default(250),
   /** Backoff cap, ms. @default 30000 */
   retryMaxDelayMs: positiveInt(600_000).default(30_000),
+  /**
+   * The longest `Retry-After` waited out, seconds: a 429 asking for more fails that request at
+   * once (RATE_LIMITED, naming the wait), and the queue never pauses longer. @default 300
+   */
+  maxRetryAfterSeconds: positiveInt(86_400).default(300),
   /** Executions per warehouse transaction. @default 200 */
   batchSize: positiveInt(10_000).default(200),
   /** Days before yesterday that every sync re-reads, to pick up answers saved late. @default 3 */
@@ -100,6 +105,7 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_MAX_ATTEMPTS: { key: 'maxAttempts', kind: 'int' },
   GEO_RETRY_BASE_DELAY_MS: { key: 'retryBaseDelayMs', kind: 'int' },
   GEO_RETRY_MAX_DELAY_MS: { key: 'retryMaxDelayMs', kind: 'int' },
+  GEO_MAX_RETRY_AFTER_SECONDS: { key: 'maxRetryAfterSeconds', kind: 'int' },
   GEO_BATCH_SIZE: { key: 'batchSize', kind: 'int' },
   GEO_LOOKBACK_DAYS: { key: 'lookbackDays', kind: 'int' },
   GEO_SCHEDULE: { key: 'schedule', kind: 'string' },

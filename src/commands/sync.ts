@@ -64,7 +64,8 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     ...(showBar && !opts.logLevel && !process.env.GEO_LOG_LEVEL ? { logLevel: 'warn' } : {}),
   });
   const logger = loggerFor(config);
-  const api = createApi(config, logger);
+  const signals = abortOnSignals(logger);
+  const api = createApi(config, logger, { signal: signals.signal });
   const args = {
     dates: dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`,
     customers: config.customers,
@@ -103,10 +104,12 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       }
     }
 
+    // Said before the open: a DuckDB file another process holds makes it wait (--wait-for-lock).
+    logger.info('opening the warehouse');
     const warehouse = await openMigratedWarehouse(config, logger, {
       lockWaitMs: Math.max(2000, (opts.waitForLock ?? 0) * 1000),
+      signal: signals.signal,
     });
-    const signals = abortOnSignals(logger);
     const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
     try {
       const summary = await runLocked(api, warehouse, config, logger, {
@@ -124,10 +127,10 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       return exitCodeOf(summary.status);
     } finally {
       progress?.stop();
-      signals.dispose();
       await warehouse.close();
     }
   } finally {
+    signals.dispose();
     await api.close();
   }
 }

@@ -41,5 +41,6 @@ export function apiPortFromClient(client: GeoClient): ApiPort {
     siteDiagnosis: (customer_id) => client.getSiteDiagnosis({ project_id: customer_id }),
     balance: () => client.balance(),
     deductions: (params) => client.all.deductionDetails(params),
+    checkKey: () => client.user().then(() => undefined),
   };
 }

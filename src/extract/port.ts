@@ -73,4 +73,9 @@ export interface ApiPort {
   siteDiagnosis(customer_id: number): Promise<SiteDiagnosis>;
   balance(): Promise<Balance>;
   deductions(params: { start_date?: string }): AsyncIterable<Deduction>;
+  /**
+   * Asks whether the key itself is accepted (auth/user): resolves when it is, throws the
+   * refusal (401/403) when not. Tells a 403 of the key from a 403 on one task's data.
+   */
+  checkKey(): Promise<void>;
 }

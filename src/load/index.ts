@@ -22,6 +22,8 @@ export interface OpenWarehouseOptions {
    * DuckDB: how long to keep retrying while another process has the file open. @default 5000
    */
   readonly lockWaitMs?: number;
+  /** DuckDB: ends that wait at once (the process is stopping). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -37,6 +39,7 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
       path: t.path,
       logger,
       ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
   } else {
     registerSecret(t.password);

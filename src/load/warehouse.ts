@@ -138,6 +138,11 @@ export interface Warehouse {
   /** The no-overlap lock (issue 4): one geo-sync sync per warehouse at a time. */
   tryLock(holder: string): Promise<LockResult>;
   unlock(): Promise<void>;
+  /**
+   * Calls `listener` (once) if the lock held is lost without unlock(): PostgreSQL's session lock
+   * dies with its connection. Returns the unsubscribe. Absent where a lock cannot be lost.
+   */
+  onLockLost?(listener: (cause: unknown) => void): () => void;
 
   close(): Promise<void>;
 }

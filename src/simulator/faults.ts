@@ -33,6 +33,11 @@ export interface FaultOptions {
    * sent, maps included: what a server that gained fields looks like to a client.
    */
   unknownMembers?: boolean;
+  /**
+   * Platform tasks the key sees listed but may not read: `task/results`, `task/prompts` and
+   * `task/info` with one of these `task_id`s answer 403.
+   */
+  forbiddenTaskIds?: number[];
 }
 
 export type Fate =
@@ -65,6 +70,7 @@ export class FaultInjector {
   private readonly rng: Rng;
   private windows = new Map<string, Window>();
   private active = false;
+  private forbidden: ReadonlySet<number> = new Set();
 
   constructor(seed: number, opts: FaultOptions = {}) {
     this.rng = Rng.of(seed, tag('faults'));
@@ -74,6 +80,7 @@ export class FaultInjector {
   set(opts: FaultOptions): void {
     this.opts = { ...opts };
     this.windows = new Map();
+    this.forbidden = new Set(opts.forbiddenTaskIds ?? []);
     const o = this.opts;
     this.active = Boolean(
       o.latencyMs ||
@@ -117,6 +124,11 @@ export class FaultInjector {
     w.times[(w.head + w.size) % cap] = nowMs;
     w.size++;
     return false;
+  }
+
+  /** Whether a request with this `task_id` is refused with 403 (see forbiddenTaskIds). */
+  forbidsTask(taskId: string | undefined): boolean {
+    return this.forbidden.size > 0 && taskId !== undefined && this.forbidden.has(Number(taskId));
   }
 
   decide(): Decision {

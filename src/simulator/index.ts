@@ -102,6 +102,11 @@ export function validateFaults(f: FaultOptions): void {
       Number.isInteger(f.resultsPerPageCap) && f.resultsPerPageCap >= 1,
       'faults.resultsPerPageCap must be a positive integer',
     );
+  if (f.forbiddenTaskIds !== undefined)
+    check(
+      Array.isArray(f.forbiddenTaskIds) && f.forbiddenTaskIds.every((id) => Number.isSafeInteger(id)),
+      'faults.forbiddenTaskIds must be a list of integers',
+    );
 }
 
 /** The world alone, without a server (tests of ground truth, dayTotals at scale). */

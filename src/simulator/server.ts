@@ -20,6 +20,8 @@ import type { Stats } from './stats.ts';
 import type { SimWorld } from './world.ts';
 
 const MAX_BODY = 1 << 20;
+/** Endpoints read per platform task, which `faults.forbiddenTaskIds` can refuse with 403. */
+const FORBIDDEN_CAPABLE: ReadonlySet<string> = new Set(['taskResults', 'taskPrompts', 'taskInfo']);
 const JSON_HEADERS = 'application/json; charset=utf-8';
 
 export interface ServerDeps {
@@ -88,6 +90,8 @@ export async function listen(deps: ServerDeps, host: string, port: number): Prom
     if (!route) return fail(404, 'Not Found');
     if (route.auth && !auth.isValid(token))
       return { status: 401, body: { success: false, message: 'Unauthenticated.' } };
+    if (FORBIDDEN_CAPABLE.has(route.name) && faults.forbidsTask(parseQuery(query).task_id))
+      return fail(403, 'This action is unauthorized.');
     const ctx: Ctx = {
       world,
       auth,

@@ -1,5 +1,7 @@
 /** What a run hands to its parts: the API port, the warehouse, logger, options and counters. */
 import type { Logger } from 'pino';
+import { isInterruption } from '../abort.ts';
+import { isGeoApiError } from '../api/errors.ts';
 import type { RejectedRecord } from '../api/client.ts';
 import { unitKey } from './planner.ts';
 import type { Config } from '../config.ts';
@@ -78,6 +80,10 @@ export class RunContext {
     this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
     this.writer = new GroupWriter(
       async (batch, completions) => {
+        // Stopped for a reason other than an interruption (the lock was lost): another run may
+        // be writing now, so nothing more is committed. An interruption still lets read units
+        // commit.
+        if (signal?.aborted && !isInterruption(signal.reason)) throw signal.reason;
         // Rejects first, in their own statement: a checkpoint is never committed before the
         // quarantine rows of its unit.
         await this.flushRejects();
@@ -113,6 +119,26 @@ export class RunContext {
       list.push(raw.prompt_task_id);
       this.rejectedByUnit.set(key, list);
     }
+  }
+
+  #keyCheck: Promise<unknown> | null = null;
+
+  /**
+   * After a 403 inside a unit: the key's own refusal (auth/user answers 401/403), or null when
+   * the key is fine and the 403 was about that task's data. Concurrent askers share one request.
+   */
+  keyRefusal(): Promise<unknown> {
+    this.#keyCheck ??= this.api
+      .checkKey()
+      .then(
+        () => null,
+        (e: unknown) =>
+          isGeoApiError(e) && (e.code === 'UNAUTHORIZED' || e.code === 'FORBIDDEN') ? e : null,
+      )
+      .finally(() => {
+        this.#keyCheck = null;
+      });
+    return this.#keyCheck;
   }
 
   rejectedIdsOf(unitKey: string): number[] {

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { isInterruption } from '../abort.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import { resolveScope, type Scope } from '../extract/scope.ts';
@@ -30,6 +31,10 @@ export interface RunDeps {
   /** The client's counters, read at the end of the run (and by progress). */
   apiStats: () => ApiStats;
   now?: () => Date;
+  /**
+   * Stops the run: no new unit starts. Aborted with an interruption (SIGINT/SIGTERM) the run
+   * ends `interrupted`; with any other reason (the lock was lost) it ends `failed` with it.
+   */
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
   /** Where quarantined list items arrive: wired by the caller to the client's onReject. */
@@ -143,6 +148,17 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
   let scope: Scope | null = null;
   let error: string | null = null;
   let interrupted = false;
+  /** The signal's verdict once it has aborted: interrupted, or failed with its reason. */
+  const stopped = (): boolean => {
+    const signal = deps.signal;
+    if (!signal?.aborted) return false;
+    if (isInterruption(signal.reason)) interrupted = true;
+    else if (error === null) {
+      error = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+      logger.error({ err: signal.reason }, 'run stopped');
+    }
+    return true;
+  };
 
   const runRow = (): SyncRunRow => {
     const api = deps.apiStats();
@@ -221,23 +237,28 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       }
       progress();
     };
+    // A fatal error (the key refused) stops new units; the ones reading finish first, so none is
+    // left running while the run is recorded and its lock released.
+    let unitsError: { error: unknown } | null = null;
     await scheduleUnits(plan.units, {
       maxUnits: Math.max(1, opts.unitConcurrency ?? DEFAULT_UNITS_READING),
       headroom: deps.api.headroom ? () => deps.api.headroom!() : null,
-      aborted: () => deps.signal?.aborted ?? false,
+      aborted: stopped,
       read: async (unit) => {
         const read = await runUnit(ctx, unit);
         committing.push(read.outcome.then((o) => record(unit, o)));
       },
+    }).catch((e: unknown) => {
+      unitsError = { error: e };
     });
     await Promise.all(committing);
     await ctx.writer.drain();
+    if (unitsError) throw (unitsError as { error: unknown }).error;
     await Promise.all(sideReads);
-    if (deps.signal?.aborted) interrupted = true;
     await ctx.flushRejects();
+    stopped(); // a stop that let every unit end quietly still marks the run
   } catch (e) {
-    if (deps.signal?.aborted) interrupted = true;
-    else {
+    if (!stopped()) {
       error = e instanceof Error ? e.message : String(e);
       logger.error({ err: e, fatal: isFatal(e) }, 'run failed');
     }

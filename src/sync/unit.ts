@@ -25,9 +25,17 @@ export interface ReadUnit {
 
 const settled = (outcome: UnitOutcome): ReadUnit => ({ outcome: Promise.resolve(outcome) });
 
-/** Errors after which nothing else in the run can succeed: the key itself is refused. */
+/**
+ * Errors after which nothing else in the run can succeed: the key itself is refused. A 401 always
+ * is; a 403 inside a unit may be the key's (a blocked account) or only that platform task's
+ * (listed, yet not readable by this key): `keyRefusal` asks the API which (see RunContext).
+ */
 export function isFatal(e: unknown): boolean {
-  return isGeoApiError(e) && (e.code === 'UNAUTHORIZED' || e.code === 'FORBIDDEN');
+  return isGeoApiError(e) && e.code === 'UNAUTHORIZED';
+}
+
+function isForbidden(e: unknown): boolean {
+  return isGeoApiError(e) && e.code === 'FORBIDDEN';
 }
 
 type Settled = { ok: true; bundle: ExecutionBundle } | { ok: false; id: number; error: unknown };
@@ -42,6 +50,8 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   let batch = emptyBatch();
   let failed = 0;
   let fatal: unknown = null;
+  /** A 403 on a child: the key's (fatal) or this task's (the unit fails), asked at the end. */
+  let fatalCandidate: unknown = null;
 
   const crossCheck = config.enrich.crossCheck
     ? api.dailyExecutions(unit.task_id, unit.date).then(
@@ -69,6 +79,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
       return;
     }
     if (isFatal(s.error)) fatal ??= s.error;
+    if (isForbidden(s.error)) fatalCandidate ??= s.error;
     failed++;
     ctx.counters.failedExecutions++;
     log.error({ prompt_task_id: s.id, err: s.error }, 'execution could not be read');
@@ -106,9 +117,22 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
     // Let in-flight work settle so nothing of this unit is still running when it is reported.
     await Promise.allSettled(window);
     slots.release(window.length);
+    await crossCheck;
     if (isFatal(e)) throw e;
+    // A 403 of the key ends the run; a 403 on this task's data fails this unit only.
+    if (isForbidden(e) || isForbidden(fatalCandidate)) {
+      const refusal = await ctx.keyRefusal();
+      if (refusal) throw refusal;
+    }
     log.error({ err: e }, 'unit failed');
     return settled({ status: 'failed', error: e instanceof Error ? e.message : String(e) });
+  }
+  if (fatalCandidate) {
+    const refusal = await ctx.keyRefusal();
+    if (refusal) {
+      await crossCheck;
+      throw refusal;
+    }
   }
   if (failed > 0) return settled({ status: 'failed', error: `${failed} execution(s) could not be read` });
 

@@ -39,6 +39,17 @@ describe('loadConfig', () => {
     expect(c.baseUrl).toBe('https://geo.example.com');
   });
 
+  it('GEO_MAX_RETRY_AFTER_SECONDS: 300 by default, read from the environment, refused with one line', () => {
+    expect(loadConfig({ env: {} }).maxRetryAfterSeconds).toBe(300);
+    expect(loadConfig({ env: { GEO_MAX_RETRY_AFTER_SECONDS: '60' } }).maxRetryAfterSeconds).toBe(60);
+    expect(problemsOf(() => loadConfig({ env: { GEO_MAX_RETRY_AFTER_SECONDS: 'soon' } }))).toEqual([
+      'GEO_MAX_RETRY_AFTER_SECONDS: expected an integer, got "soon"',
+    ]);
+    const zero = problemsOf(() => loadConfig({ env: { GEO_MAX_RETRY_AFTER_SECONDS: '0' } }));
+    expect(zero).toHaveLength(1);
+    expect(zero[0]).toMatch(/^GEO_MAX_RETRY_AFTER_SECONDS \(maxRetryAfterSeconds\): /);
+  });
+
   it('flags win over the environment', () => {
     const c = loadConfig({
       env: { GEO_WAREHOUSE: 'duckdb:/tmp/a.duckdb' },

@@ -47,6 +47,8 @@ const CHECKPOINT_THRESHOLD = '256MB';
 export interface OpenOptions {
   /** How long to keep retrying while another process holds the file. @default 5000 */
   readonly lockWaitMs?: number;
+  /** Ends that wait at once (the process is stopping): the open rejects with its reason. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** @default 256MB; GEO_DUCKDB_MEMORY_LIMIT overrides (DuckDB's syntax, e.g. 1GB). */
@@ -61,7 +63,7 @@ export function acquireDatabase(path: string, opts: OpenOptions = {}): Promise<S
     existing.refs++;
     return existing.opening;
   }
-  const entry: Entry = { opening: openWithRetry(path, opts.lockWaitMs ?? 5000), refs: 1 };
+  const entry: Entry = { opening: openWithRetry(path, opts.lockWaitMs ?? 5000, opts.signal), refs: 1 };
   open.set(path, entry);
   entry.opening.catch(() => {
     if (open.get(path) === entry) open.delete(path);
@@ -90,7 +92,11 @@ export async function connect(db: SharedDatabase): Promise<DuckDBConnection> {
   return connection;
 }
 
-async function openWithRetry(path: string, waitMs: number): Promise<SharedDatabase> {
+async function openWithRetry(
+  path: string,
+  waitMs: number,
+  signal: AbortSignal | undefined,
+): Promise<SharedDatabase> {
   await mkdir(dirname(path), { recursive: true });
   // DuckDB's buffer pool defaults to 80% of RAM and keeps what it touched: a long sync would
   // grow with the warehouse instead of the batch. Bounded, it spills to disk instead.
@@ -112,7 +118,9 @@ async function openWithRetry(path: string, waitMs: number): Promise<SharedDataba
         const message = e instanceof Error ? e.message : String(e);
         if (!LOCKED.test(message) || Date.now() + delay > deadline)
           throw await openError(path, waitMs, message, e);
-        await sleep(delay);
+        await sleep(delay, undefined, signal ? { signal } : {}).catch((e: unknown) => {
+          throw signal?.aborted ? (signal.reason ?? e) : e;
+        });
       }
     }
   } catch (e) {

@@ -155,6 +155,9 @@ export class PostgresWarehouse implements Warehouse {
   unlock(): Promise<void> {
     return this.lock.unlock();
   }
+  onLockLost(listener: (cause: unknown) => void): () => void {
+    return this.lock.onLost(listener);
+  }
 
   async close(): Promise<void> {
     if (this.closed) return;
