@@ -4,8 +4,10 @@
  */
 import type { Logger } from 'pino';
 import { registerSecret, silentLogger } from '../log.ts';
-import { DuckDBWarehouse } from './duckdb/warehouse.ts';
-import { PostgresWarehouse } from './postgres/warehouse.ts';
+import { CoreWarehouse } from './core/warehouse.ts';
+import type { Driver } from './core/driver.ts';
+import { DuckDBDriver } from './duckdb/driver.ts';
+import { PostgresDriver } from './postgres/driver.ts';
 import { parseWarehouseTarget } from './target.ts';
 import type { Warehouse } from './warehouse.ts';
 
@@ -31,17 +33,17 @@ export interface OpenWarehouseOptions {
 export async function openWarehouse(target: string, opts: OpenWarehouseOptions = {}): Promise<Warehouse> {
   const t = parseWarehouseTarget(target);
   const logger = opts.logger ?? silentLogger;
-  let warehouse: Warehouse;
+  let driver: Driver;
   if (t.dialect === 'duckdb') {
-    warehouse = await DuckDBWarehouse.open({
+    driver = await DuckDBDriver.open({
       path: t.path,
-      logger,
       ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
     });
   } else {
     registerSecret(t.password);
-    warehouse = await PostgresWarehouse.open({ url: t.url, description: t.description, logger });
+    driver = await PostgresDriver.open({ url: t.url, description: t.description, logger });
   }
+  const warehouse: Warehouse = new CoreWarehouse(driver, logger);
   logger.debug({ warehouse: warehouse.description }, 'warehouse open');
   if (opts.migrate) {
     try {

@@ -52,6 +52,8 @@ export interface TableSpec<R> {
   readonly key: readonly (keyof R & string)[];
   /** Every column a row carries, in table order (`synced_at` and serial ids excluded). */
   readonly columns: readonly Column<R>[];
+  /** The table has `synced_at`, which every upsert and update sets to now(). */
+  readonly synced: boolean;
 }
 
 /** Any table's spec, for code that needs names and kinds but not the row type. */
@@ -65,9 +67,10 @@ function defineTable<R>(
   table: string,
   key: readonly (keyof R & string)[],
   kinds: { readonly [K in keyof R & string]-?: ColumnKind },
+  synced = true,
 ): TableSpec<R> {
   const columns = (Object.keys(kinds) as (keyof R & string)[]).map((name) => ({ name, kind: kinds[name] }));
-  return { table, key, columns };
+  return { table, key, columns, synced };
 }
 
 /** Columns that are not part of the key: the ones an upsert overwrites. */
@@ -264,41 +267,56 @@ export const DEDUCTIONS = defineTable<DeductionRow>('deductions', ['id'], {
   created_at: 'timestamptz',
 });
 
-export const SYNC_RUNS = defineTable<SyncRunRow>('sync_runs', ['run_id'], {
-  run_id: 'text',
-  kind: 'text',
-  args: 'json',
-  started_at: 'timestamptz',
-  finished_at: 'timestamptz',
-  status: 'text',
-  rows: 'json',
-  requests: 'bigint',
-  retries: 'bigint',
-  rate_limited: 'bigint',
-  rejects: 'bigint',
-  units_total: 'integer',
-  units_done: 'integer',
-  units_failed: 'integer',
-  error: 'text',
-});
+export const SYNC_RUNS = defineTable<SyncRunRow>(
+  'sync_runs',
+  ['run_id'],
+  {
+    run_id: 'text',
+    kind: 'text',
+    args: 'json',
+    started_at: 'timestamptz',
+    finished_at: 'timestamptz',
+    status: 'text',
+    rows: 'json',
+    requests: 'bigint',
+    retries: 'bigint',
+    rate_limited: 'bigint',
+    rejects: 'bigint',
+    units_total: 'integer',
+    units_done: 'integer',
+    units_failed: 'integer',
+    error: 'text',
+  },
+  false,
+);
 
-export const SYNC_CHECKPOINTS = defineTable<CheckpointRow>('sync_checkpoints', ['task_id', 'date'], {
-  task_id: 'bigint',
-  date: 'date',
-  run_id: 'text',
-  finished_at: 'timestamptz',
-  executions: 'integer',
-});
+export const SYNC_CHECKPOINTS = defineTable<CheckpointRow>(
+  'sync_checkpoints',
+  ['task_id', 'date'],
+  {
+    task_id: 'bigint',
+    date: 'date',
+    run_id: 'text',
+    finished_at: 'timestamptz',
+    executions: 'integer',
+  },
+  false,
+);
 
 /** sync_rejects: keyed by its own serial `id`, which rows do not carry. */
-export const SYNC_REJECTS = defineTable<RejectRow>('sync_rejects', [], {
-  run_id: 'text',
-  endpoint: 'text',
-  params: 'json',
-  reason: 'text',
-  raw: 'json',
-  seen_at: 'timestamptz',
-});
+export const SYNC_REJECTS = defineTable<RejectRow>(
+  'sync_rejects',
+  [],
+  {
+    run_id: 'text',
+    endpoint: 'text',
+    params: 'json',
+    reason: 'text',
+    raw: 'json',
+    seen_at: 'timestamptz',
+  },
+  false,
+);
 
 /** The children of an execution that a batch replaces, keyed by prompt_task_id. */
 export const EXECUTION_CHILD_TABLES = [
@@ -308,3 +326,6 @@ export const EXECUTION_CHILD_TABLES = [
   'execution_products',
   'product_cards',
 ] as const;
+
+/** The tables an execution batch writes (executions and their children). */
+export const EXECUTION_BATCH_TABLES = ['prompt_executions', ...EXECUTION_CHILD_TABLES] as const;

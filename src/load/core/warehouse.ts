@@ -1,0 +1,196 @@
+/**
+ * The Warehouse (../warehouse.ts), written once over a dialect's Driver (driver.ts): the small
+ * tables' upserts and updates, the execution batches (execution-batch.ts), the run log, the
+ * quarantine, reads and migrations. Each call is one transaction (or one statement).
+ */
+import type { Logger } from 'pino';
+import type {
+  BalanceSnapshotRow,
+  DeductionRow,
+  ExecutionBatch,
+  Json,
+  MonitoringTaskConfigRow,
+  MonitoringTaskRow,
+  PlatformTaskPromptsRow,
+  PlatformTaskRow,
+  RejectRow,
+  SiteDiagnosisRow,
+  SyncRunRow,
+} from '../../transform/rows.ts';
+import { readMigrations, runMigrations } from '../migrate.ts';
+import {
+  BALANCE_SNAPSHOTS,
+  DEDUCTIONS,
+  MONITORING_TASK_CONFIG,
+  MONITORING_TASKS,
+  PLATFORM_TASK_PROMPTS,
+  PLATFORM_TASKS,
+  SITE_DIAGNOSES,
+  SYNC_REJECTS,
+  SYNC_RUNS,
+  ident,
+  type TableSpec,
+} from '../tables.ts';
+import { dedupeBy, unitKeyOf } from '../values.ts';
+import {
+  DATA_TABLES,
+  type DataTable,
+  type LockResult,
+  type MigrateResult,
+  type UnitCompletion,
+  type Warehouse,
+} from '../warehouse.ts';
+import type { Driver } from './driver.ts';
+import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
+import { CoreMigrationStore } from './migration-store.ts';
+import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
+
+const COUNTS = `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM geo.${t}) AS ${ident(t)}`).join(', ')}`;
+
+export class CoreWarehouse implements Warehouse {
+  readonly dialect;
+  readonly description;
+  private closed = false;
+
+  constructor(
+    private readonly driver: Driver,
+    private readonly logger: Logger,
+  ) {
+    this.dialect = driver.dialect;
+    this.description = driver.description;
+  }
+
+  async migrate(): Promise<MigrateResult> {
+    const set = await readMigrations(this.driver.dialect);
+    return this.driver.connection((c) =>
+      runMigrations(new CoreMigrationStore(this.driver, c), set, this.logger),
+    );
+  }
+
+  /** Multi-row inserts (upserts by the spec's key unless `upsert` is false), one transaction. */
+  private async writeRows<R>(spec: TableSpec<R>, rows: readonly R[], upsert = true): Promise<void> {
+    if (rows.length === 0) return;
+    await this.driver.transaction(async (c) => {
+      for (const chunk of chunked(rows, spec.columns.length)) {
+        await c.execute(insertValuesSql(this.driver, spec, chunk.length, upsert), valuesParams(spec, chunk));
+      }
+    });
+  }
+
+  /** Sets the spec's columns of existing rows by key, one transaction. */
+  private async updateRows<R>(spec: TableSpec<R>, rows: readonly R[]): Promise<void> {
+    if (rows.length === 0) return;
+    const sql = updateByKeySql(this.driver, spec);
+    await this.driver.transaction(async (c) => {
+      for (const r of rows) await c.execute(sql, valuesParams(spec, [r]));
+    });
+  }
+
+  upsertMonitoringTasks(rows: readonly MonitoringTaskRow[]): Promise<void> {
+    return this.writeRows(
+      MONITORING_TASKS,
+      dedupeBy(rows, (r) => r.project_id),
+    );
+  }
+  updateMonitoringTaskConfig(rows: readonly MonitoringTaskConfigRow[]): Promise<void> {
+    return this.updateRows(MONITORING_TASK_CONFIG, rows);
+  }
+  upsertPlatformTasks(rows: readonly PlatformTaskRow[]): Promise<void> {
+    return this.writeRows(
+      PLATFORM_TASKS,
+      dedupeBy(rows, (r) => r.task_id),
+    );
+  }
+  updatePlatformTaskPrompts(rows: readonly PlatformTaskPromptsRow[]): Promise<void> {
+    return this.updateRows(PLATFORM_TASK_PROMPTS, rows);
+  }
+
+  writeExecutionBatch(batch: ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void> {
+    return writeExecutionBatch(this.driver, batch, completions);
+  }
+  completeUnit(unit: UnitCompletion): Promise<void> {
+    return this.driver.transaction((c) => closeUnit(this.driver, c, unit));
+  }
+  async finishedUnits(dates: readonly string[]): Promise<Set<string>> {
+    const unique = [...new Set(dates)];
+    if (unique.length === 0) return new Set();
+    const placeholders = unique.map((_, i) => `CAST($${i + 1} AS ${this.driver.types.date})`).join(', ');
+    const rows = await this.driver.connection((c) =>
+      c.rows<{ task_id: number; date: string }>(
+        `SELECT task_id, date FROM geo.sync_checkpoints WHERE date IN (${placeholders})`,
+        unique,
+      ),
+    );
+    return new Set(rows.map((r) => unitKeyOf(r.task_id, r.date)));
+  }
+
+  upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<void> {
+    return this.writeRows(
+      SITE_DIAGNOSES,
+      dedupeBy(rows, (r) => r.diagnosis_id),
+    );
+  }
+  insertBalanceSnapshot(row: BalanceSnapshotRow): Promise<void> {
+    return this.writeRows(BALANCE_SNAPSHOTS, [row]);
+  }
+  upsertDeductions(rows: readonly DeductionRow[]): Promise<void> {
+    return this.writeRows(
+      DEDUCTIONS,
+      dedupeBy(rows, (r) => r.id),
+    );
+  }
+  /** The Asia/Shanghai day of the newest deduction (instants read back in +08:00). */
+  async latestDeductionDay(): Promise<string | null> {
+    const [row] = await this.driver.connection((c) =>
+      c.rows<{ latest: string | null }>('SELECT max(created_at) AS latest FROM geo.deductions'),
+    );
+    return row?.latest ? row.latest.slice(0, 10) : null;
+  }
+
+  /** Inserts the run (or overwrites it: idempotent by run_id). */
+  insertRun(run: SyncRunRow): Promise<void> {
+    return this.writeRows(SYNC_RUNS, [run]);
+  }
+  async updateRun(run: SyncRunRow): Promise<void> {
+    const changed = await this.driver.connection((c) =>
+      c.execute(updateByKeySql(this.driver, SYNC_RUNS), valuesParams(SYNC_RUNS, [run])),
+    );
+    // A run never inserted (e.g. its insert failed) is recorded now rather than lost.
+    if (changed === 0) await this.insertRun(run);
+  }
+  listRuns(limit: number): Promise<SyncRunRow[]> {
+    return this.driver.connection((c) =>
+      c.rows<SyncRunRow>(
+        `SELECT ${columnList(SYNC_RUNS)} FROM geo.sync_runs
+         ORDER BY started_at DESC, run_id DESC LIMIT CAST($1 AS ${this.driver.types.bigint})`,
+        [Math.max(0, Math.floor(limit))],
+      ),
+    );
+  }
+  insertRejects(rows: readonly RejectRow[]): Promise<void> {
+    return this.writeRows(SYNC_REJECTS, rows, false);
+  }
+
+  async counts(): Promise<Record<DataTable, number>> {
+    const [row] = await this.driver.connection((c) => c.rows<Record<DataTable, number>>(COUNTS));
+    return row!;
+  }
+  query(sql: string, params: readonly Json[] = []): Promise<Record<string, unknown>[]> {
+    return this.driver.query(sql, params);
+  }
+
+  tryLock(holder: string): Promise<LockResult> {
+    return this.driver.tryLock(holder);
+  }
+  unlock(): Promise<void> {
+    return this.driver.unlock();
+  }
+
+  /** Releases the lock, then the driver's connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.driver.unlock();
+    await this.driver.close();
+  }
+}
