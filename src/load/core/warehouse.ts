@@ -4,19 +4,7 @@
  * quarantine, reads and migrations. Each call is one transaction (or one statement).
  */
 import type { Logger } from 'pino';
-import type {
-  BalanceSnapshotRow,
-  DeductionRow,
-  ExecutionBatch,
-  Json,
-  MonitoringTaskConfigRow,
-  MonitoringTaskRow,
-  PlatformTaskPromptsRow,
-  PlatformTaskRow,
-  RejectRow,
-  SiteDiagnosisRow,
-  SyncRunRow,
-} from '../../transform/rows.ts';
+import type * as Row from '../../transform/rows.ts';
 import { readMigrations, runMigrations } from '../migrate.ts';
 import {
   BALANCE_SNAPSHOTS,
@@ -86,26 +74,26 @@ export class CoreWarehouse implements Warehouse {
     });
   }
 
-  upsertMonitoringTasks(rows: readonly MonitoringTaskRow[]): Promise<void> {
+  upsertMonitoringTasks(rows: readonly Row.MonitoringTaskRow[]): Promise<void> {
     return this.writeRows(
       MONITORING_TASKS,
       dedupeBy(rows, (r) => r.project_id),
     );
   }
-  updateMonitoringTaskConfig(rows: readonly MonitoringTaskConfigRow[]): Promise<void> {
+  updateMonitoringTaskConfig(rows: readonly Row.MonitoringTaskConfigRow[]): Promise<void> {
     return this.updateRows(MONITORING_TASK_CONFIG, rows);
   }
-  upsertPlatformTasks(rows: readonly PlatformTaskRow[]): Promise<void> {
+  upsertPlatformTasks(rows: readonly Row.PlatformTaskRow[]): Promise<void> {
     return this.writeRows(
       PLATFORM_TASKS,
       dedupeBy(rows, (r) => r.task_id),
     );
   }
-  updatePlatformTaskPrompts(rows: readonly PlatformTaskPromptsRow[]): Promise<void> {
+  updatePlatformTaskPrompts(rows: readonly Row.PlatformTaskPromptsRow[]): Promise<void> {
     return this.updateRows(PLATFORM_TASK_PROMPTS, rows);
   }
 
-  writeExecutionBatch(batch: ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void> {
+  writeExecutionBatch(batch: Row.ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void> {
     return writeExecutionBatch(this.driver, batch, completions);
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
@@ -124,16 +112,16 @@ export class CoreWarehouse implements Warehouse {
     return new Set(rows.map((r) => unitKeyOf(r.task_id, r.date)));
   }
 
-  upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<void> {
+  upsertSiteDiagnoses(rows: readonly Row.SiteDiagnosisRow[]): Promise<void> {
     return this.writeRows(
       SITE_DIAGNOSES,
       dedupeBy(rows, (r) => r.diagnosis_id),
     );
   }
-  insertBalanceSnapshot(row: BalanceSnapshotRow): Promise<void> {
+  insertBalanceSnapshot(row: Row.BalanceSnapshotRow): Promise<void> {
     return this.writeRows(BALANCE_SNAPSHOTS, [row]);
   }
-  upsertDeductions(rows: readonly DeductionRow[]): Promise<void> {
+  upsertDeductions(rows: readonly Row.DeductionRow[]): Promise<void> {
     return this.writeRows(
       DEDUCTIONS,
       dedupeBy(rows, (r) => r.id),
@@ -148,26 +136,26 @@ export class CoreWarehouse implements Warehouse {
   }
 
   /** Inserts the run (or overwrites it: idempotent by run_id). */
-  insertRun(run: SyncRunRow): Promise<void> {
+  insertRun(run: Row.SyncRunRow): Promise<void> {
     return this.writeRows(SYNC_RUNS, [run]);
   }
-  async updateRun(run: SyncRunRow): Promise<void> {
+  async updateRun(run: Row.SyncRunRow): Promise<void> {
     const changed = await this.driver.connection((c) =>
       c.execute(updateByKeySql(this.driver, SYNC_RUNS), valuesParams(SYNC_RUNS, [run])),
     );
     // A run never inserted (e.g. its insert failed) is recorded now rather than lost.
     if (changed === 0) await this.insertRun(run);
   }
-  listRuns(limit: number): Promise<SyncRunRow[]> {
+  listRuns(limit: number): Promise<Row.SyncRunRow[]> {
     return this.driver.connection((c) =>
-      c.rows<SyncRunRow>(
+      c.rows<Row.SyncRunRow>(
         `SELECT ${columnList(SYNC_RUNS)} FROM geo.sync_runs
          ORDER BY started_at DESC, run_id DESC LIMIT CAST($1 AS ${this.driver.types.bigint})`,
         [Math.max(0, Math.floor(limit))],
       ),
     );
   }
-  insertRejects(rows: readonly RejectRow[]): Promise<void> {
+  insertRejects(rows: readonly Row.RejectRow[]): Promise<void> {
     return this.writeRows(SYNC_REJECTS, rows, false);
   }
 
@@ -175,7 +163,7 @@ export class CoreWarehouse implements Warehouse {
     const [row] = await this.driver.connection((c) => c.rows<Record<DataTable, number>>(COUNTS));
     return row!;
   }
-  query(sql: string, params: readonly Json[] = []): Promise<Record<string, unknown>[]> {
+  query(sql: string, params: readonly Row.Json[] = []): Promise<Record<string, unknown>[]> {
     return this.driver.query(sql, params);
   }
 
