@@ -89,6 +89,7 @@ export async function openMigratedWarehouse(
 ): Promise<Warehouse> {
   const warehouse = await openWarehouse(config.warehouse, {
     logger,
+    duckdb: config.duckdb,
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
   });
   await warehouse.migrate();

@@ -6,12 +6,14 @@ import type { Logger } from 'pino';
 import { registerSecret, silentLogger } from '../log.ts';
 import { CoreWarehouse } from './core/warehouse.ts';
 import type { Driver } from './core/driver.ts';
+import { removeDatabaseFiles, type DuckDBSettings } from './duckdb/database.ts';
 import { DuckDBDriver } from './duckdb/driver.ts';
 import { PostgresDriver } from './postgres/driver.ts';
 import { parseWarehouseTarget } from './target.ts';
 import type { Warehouse } from './warehouse.ts';
 
 export { parseWarehouseTarget, maskPassword, WarehouseTargetError, type WarehouseTarget } from './target.ts';
+export type { DuckDBSettings } from './duckdb/database.ts';
 export * from './warehouse.ts';
 export { WarehouseLockedError } from './errors.ts';
 
@@ -24,6 +26,19 @@ export interface OpenWarehouseOptions {
    * DuckDB: how long to keep retrying while another process has the file open. @default 5000
    */
   readonly lockWaitMs?: number;
+  /** DuckDB: memory limit, spill directory, threads (the config's `duckdb`). */
+  readonly duckdb?: DuckDBSettings;
+}
+
+/**
+ * Deletes the DuckDB warehouse `target` names (its file and write-ahead log), so that the next
+ * open starts empty; false, and nothing done, for a PostgreSQL target.
+ */
+export async function removeDuckDBWarehouse(target: string): Promise<boolean> {
+  const t = parseWarehouseTarget(target);
+  if (t.dialect !== 'duckdb') return false;
+  await removeDatabaseFiles(t.path);
+  return true;
 }
 
 /**
@@ -38,6 +53,7 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
     driver = await DuckDBDriver.open({
       path: t.path,
       ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
+      ...(opts.duckdb ? { settings: opts.duckdb } : {}),
     });
   } else {
     registerSecret(t.password);
