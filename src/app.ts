@@ -103,6 +103,7 @@ export async function openMigratedWarehouse(
 ): Promise<Warehouse> {
   const warehouse = await openWarehouse(config.warehouse, {
     logger,
+    duckdb: config.duckdb,
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });

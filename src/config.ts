@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { warehouseTargetProblem } from './load/target.ts';
 import { maskUrlPassword } from './redact.ts';
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);
@@ -26,8 +27,27 @@ export const ConfigSchema = z.strictObject({
   /** `duckdb:<file path>` or a `postgres://` URL. @default duckdb:./data/geo-sync.duckdb */
   warehouse: z
     .string()
-    .regex(/^(duckdb:.+|postgres(ql)?:\/\/.+)$/, 'expected duckdb:<file path> or a postgres:// URL')
+    .superRefine((text, ctx) => {
+      // Parsed where it is used (load/target.ts): one parser, one message.
+      const problem = warehouseTargetProblem(text);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
     .default('duckdb:./data/geo-sync.duckdb'),
+  /** DuckDB warehouses only: how the database engine may use the machine. */
+  duckdb: z
+    .strictObject({
+      /** DuckDB's buffer pool (its own default is 80% of RAM); DuckDB's syntax, e.g. 1GB. @default "256MB" */
+      memoryLimit: z
+        .string()
+        .trim()
+        .regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'expected a size such as 256MB or 1GB')
+        .default('256MB'),
+      /** Where DuckDB spills when over the memory limit. @default "<database file>.tmp" */
+      tempDirectory: z.string().min(1).optional(),
+      /** Threads DuckDB may use. @default DuckDB's own (the machine's cores) */
+      threads: positiveInt(1024).optional(),
+    })
+    .prefault({}),
   /** Page project IDs (`customer_id`) to sync; empty: everything the key can read. @default [] */
   customers: z.array(z.number().int().nonnegative()).default([]),
   /** Requests in flight at once. @default 8 */
@@ -114,6 +134,9 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_JOB_RETRY_DELAY_SECONDS: { key: 'jobRetryDelaySeconds', kind: 'int' },
   GEO_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   GEO_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
+  GEO_DUCKDB_MEMORY_LIMIT: { key: 'duckdb.memoryLimit', kind: 'string' },
+  GEO_DUCKDB_TEMP_DIR: { key: 'duckdb.tempDirectory', kind: 'string' },
+  GEO_DUCKDB_THREADS: { key: 'duckdb.threads', kind: 'int' },
   GEO_ENRICH_TASK_CONFIG: { key: 'enrich.taskConfig', kind: 'bool' },
   GEO_ENRICH_LEGACY_SOURCES: { key: 'enrich.legacySources', kind: 'bool' },
   GEO_ENRICH_EXECUTION_TIMES: { key: 'enrich.executionTimes', kind: 'bool' },

@@ -56,7 +56,11 @@ function showCommand(): Command {
       action(async (opts: RangeOpts & { units: boolean; json: boolean }) => {
         const { from, to } = showRange(opts);
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config), migrate: true });
+        const warehouse = await openWarehouse(config.warehouse, {
+          logger: loggerFor(config),
+          migrate: true,
+          duckdb: config.duckdb,
+        });
         try {
           const days = daysBetween(from, to);
           const tasks = await warehouse.platformTaskIds();
@@ -102,7 +106,11 @@ function resetCommand(): Command {
       action(async (opts: CommonOpts & { from: string; to: string; task?: number[] }) => {
         if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config), migrate: true });
+        const warehouse = await openWarehouse(config.warehouse, {
+          logger: loggerFor(config),
+          migrate: true,
+          duckdb: config.duckdb,
+        });
         try {
           // Not under a running sync: it could write a checkpoint right after we delete it.
           await acquireLock(warehouse, lockHolder('state reset'), { waitMs: 0 });

@@ -73,7 +73,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
   };
   try {
     if (opts.dryRun) {
-      const warehouse = await openWarehouse(config.warehouse, { logger });
+      const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
       try {
         const scope = await resolveScope(api.port, config.customers);
         const finished = await warehouse.finishedUnits(dates).catch(() => new Set<string>());

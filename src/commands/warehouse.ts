@@ -19,7 +19,7 @@ export function migrateCommand(): Command {
       action(async (opts: CommonOpts) => {
         const config = configFrom(opts);
         const logger = loggerFor(config);
-        const warehouse = await openWarehouse(config.warehouse, { logger });
+        const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
         try {
           const r = await warehouse.migrate();
           process.stdout.write(
@@ -46,7 +46,10 @@ export function runsCommand(): Command {
     .action(
       action(async (opts: CommonOpts & { limit: number; json: boolean }) => {
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config) });
+        const warehouse = await openWarehouse(config.warehouse, {
+          logger: loggerFor(config),
+          duckdb: config.duckdb,
+        });
         try {
           await warehouse.migrate();
           const runs = await warehouse.listRuns(opts.limit);

@@ -21,9 +21,24 @@ const ACCEPTED =
 
 export class WarehouseTargetError extends Error {
   readonly code = 'BAD_WAREHOUSE_TARGET';
+  /** What is wrong, without the variable's name nor what is accepted. */
+  readonly detail: string;
   constructor(detail: string) {
     super(`GEO_WAREHOUSE: ${detail}; ${ACCEPTED}`);
     this.name = 'WarehouseTargetError';
+    this.detail = detail;
+  }
+}
+
+/** What is wrong with `target` (for the config's one-line message), or undefined when it parses. */
+export function warehouseTargetProblem(target: string): string | undefined {
+  try {
+    parseWarehouseTarget(target);
+    return undefined;
+  } catch (e) {
+    if (e instanceof WarehouseTargetError)
+      return `expected duckdb:<file path> or a postgres:// URL: ${e.detail}`;
+    throw e;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * The one Warehouse interface, implemented by load/postgres and load/duckdb. Callers (the sync)
- * never see SQL dialects; every write is idempotent by the API's own keys.
+ * The one Warehouse interface, implemented once by load/core over the drivers of load/postgres
+ * and load/duckdb. Callers (the sync) never see SQL dialects; every write is idempotent by the
+ * API's own keys.
  */
 import type {
   BalanceSnapshotRow,
