@@ -2,21 +2,24 @@
  * `npm run bench`: geo-sync's performance figures against their bounds and baselines.
  *
  * 1. Extraction efficiency: wall time of a sync over a simulator with 50 +/- 10 ms latency,
- *    against the bound `requests x 50 ms / concurrency`.
+ *    against the bound `requests x 50 ms / concurrency`: one day of few large units, and
+ *    (small-units) ~400 units of 3-9 executions with every enrichment on.
  * 2. Own cost: the full pipeline (extract, validate, transform, load) against a bare undici loop
  *    fetching the same URLs at the same concurrency, simulator latency 0, into DuckDB and PostgreSQL.
  * 3. Load: rows/s through Warehouse.writeExecutionBatch against the raw path on the same rows
  *    (DuckDB Appender, PostgreSQL COPY into plain tables).
- * 4. Memory: peak RSS of `geo-sync sync` on a day of 10,000 and of 100,000 executions.
+ * 4. Memory: peak RSS of `geo-sync sync` on a day of 10,000 and of 100,000 executions, into
+ *    DuckDB and into PostgreSQL.
  * 5. Re-sync: a second sync of an unchanged day against the first.
  *
  * The simulator always runs as its own process. Prints a table and writes bench/results.json.
- * `npm run bench -- --only load,own-cost` runs a subset (extraction, own-cost, load, memory).
+ * `npm run bench -- --only load,own-cost` runs a subset (extraction, small-units, own-cost, load, memory).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { shanghaiYesterday } from '../src/transform/time.ts';
+import { Catalog } from '../src/simulator/catalog.ts';
+import { addDays, shanghaiYesterday } from '../src/transform/time.ts';
 import { runBareLoop, type BareRun } from './bare.ts';
 import { generateLoadData } from './load-data.ts';
 import { adapterLoad, adapterLoadDuckdb, rawLoadDuckdb, rawLoadPostgres, type LoadRun } from './load.ts';
@@ -31,6 +34,8 @@ import { startSimulatorProcess, type SimulatorProcess } from './simulator.ts';
 
 const C = 16;
 const EXTRACTION = { executionsPerDay: 2000, latencyMs: 50, jitterMs: 10, seed: 101 };
+/** Many small units: ~400 (platform task, day) units of 2-10 executions (mean 6), all enrichments on. */
+const SMALL_UNITS = { units: 400, meanExecutions: 6, latencyMs: 50, jitterMs: 10, seed: 104 };
 const OWN_COST = { executionsPerDay: 2000, seed: 202, pairs: 2 };
 const LOAD = { executions: 10_000, batchSize: 200, repeats: 2 };
 const MEMORY = { small: 10_000, large: 100_000, concurrency: 32, seed: 303, timeoutMs: 8 * 60_000 };
@@ -43,7 +48,7 @@ const TARGET = {
   rssMb: 300,
 };
 
-const SCENARIOS = ['extraction', 'own-cost', 'load', 'memory'] as const;
+const SCENARIOS = ['extraction', 'small-units', 'own-cost', 'load', 'memory'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 function selected(): Set<Scenario> {
@@ -172,6 +177,76 @@ async function extraction(rows: TableRow[], results: Record<string, unknown>): P
       tmp.remove();
     }
   });
+}
+
+// ---- 1b. extraction over many small units -----------------------------------------------------
+
+/**
+ * The shape the single-day scenario hides: many units of a few executions each. The simulator's
+ * account has a fixed few dozen platform tasks, so ~400 units are a backfill over enough days;
+ * each day spreads `tasks x 6` executions over the tasks with weights in [0.5, 1.5), i.e. 3-9
+ * executions per unit. Default enrichments on, as a user runs it.
+ */
+async function extractionSmallUnits(rows: TableRow[], results: Record<string, unknown>): Promise<void> {
+  const { units, meanExecutions, latencyMs, jitterMs, seed } = SMALL_UNITS;
+  const tasks = new Catalog({ seed, email: 'bench@example.com' }).executing.length;
+  const days = Math.max(1, Math.round(units / tasks));
+  const executionsPerDay = tasks * meanExecutions;
+  log(
+    `small units: ${tasks} platform tasks x ${days} days, ${executionsPerDay} executions/day, latency ${latencyMs} +/- ${jitterMs} ms, C=${C}, enrichments on`,
+  );
+  await withSimulator(
+    { seed, executionsPerDay, latencyMs, latencyJitterMs: jitterMs, days: days + 1 },
+    async (sim, last) => {
+      const tmp = tempDir('small-units');
+      try {
+        const dates = Array.from({ length: days }, (_, i) => addDays(last, i - days + 1));
+        const run = await runPipeline({
+          baseUrl: sim.url,
+          warehouse: `duckdb:${join(tmp.dir, 'small-units.duckdb')}`,
+          date: last,
+          dates,
+          concurrency: C,
+          simulatorCpu: sim.cpuSeconds,
+        });
+        const boundMs = (run.requests * latencyMs) / C;
+        const r = run.wallMs / boundMs;
+        const executions = executionsOf(run);
+        const unitCount = run.summary.counters.unitsDone;
+        log(
+          `  ${seconds(run.wallMs)} for ${run.requests} requests; bound ${seconds(boundMs)}; ratio ${ratio(r)}`,
+        );
+        log(`  ${busy(run)}`);
+        results.extraction_ratio_small_units = r;
+        results.extraction_small_units = {
+          ...pipelineFigures(run),
+          executions,
+          units: unitCount,
+          executions_per_unit: executions / Math.max(1, unitCount),
+          days,
+          platform_tasks: tasks,
+          latency_ms: latencyMs,
+          latency_jitter_ms: jitterMs,
+          concurrency: C,
+          bound_s: boundMs / 1000,
+          enrichments: 'product defaults (all on)',
+          target: TARGET.extraction,
+          met: r <= TARGET.extraction,
+        };
+        rows.push({
+          scenario: '1 extraction, small units (DuckDB)',
+          size: `${int(unitCount)} units, ${int(executions)} exec, ${int(run.requests)} req, ${int(run.rows)} rows, 50±10 ms, C=${C}; enrich all on`,
+          figure: seconds(run.wallMs),
+          baseline: `${seconds(boundMs)} = req x 50 ms / ${C}`,
+          ratio: ratio(r),
+          target: `<= ${TARGET.extraction}`,
+          met: met(r <= TARGET.extraction),
+        });
+      } finally {
+        tmp.remove();
+      }
+    },
+  );
 }
 
 // ---- 2. own cost, and 5. re-sync --------------------------------------------------------------
@@ -390,80 +465,104 @@ async function load(
 
 // ---- 4. memory --------------------------------------------------------------------------------
 
-async function memory(rows: TableRow[], results: Record<string, unknown>): Promise<void> {
-  const runs: MemoryRun[] = [];
-  for (const n of [MEMORY.small, MEMORY.large]) {
-    log(`memory: ${int(n)} executions/day, geo-sync sync in a child process, C=${MEMORY.concurrency}`);
-    const run = await withSimulator({ seed: MEMORY.seed, executionsPerDay: n }, (sim, date) =>
-      runMemorySync({
-        baseUrl: sim.url,
-        date,
-        executionsPerDay: n,
-        concurrency: MEMORY.concurrency,
-        timeoutMs: MEMORY.timeoutMs,
-      }),
-    );
-    runs.push(run);
-    log(
-      `  exit ${run.exitCode ?? run.signal}${run.timedOut ? ' (timed out)' : ''} in ${seconds(run.wallMs)}; peak RSS ${run.rssMb?.toFixed(1) ?? '?'} MB; ${run.requests ?? '?'} requests`,
-    );
-    if (run.exitCode !== 0) log(`  sync failed:\n${run.stdoutTail}\n${run.stderrTail}`);
+async function memory(
+  rows: TableRow[],
+  results: Record<string, unknown>,
+  pgReason: string | null,
+): Promise<void> {
+  const out: Record<string, unknown> = {};
+  results.memory = out;
+  for (const dialect of ['duckdb', 'postgres'] as const) {
+    const label = dialect === 'duckdb' ? 'DuckDB' : 'PostgreSQL';
+    // The original keys stay the DuckDB figures; PostgreSQL's carry a suffix.
+    const suffix = dialect === 'duckdb' ? '' : '_postgres';
+    if (dialect === 'postgres' && pgReason) {
+      out[dialect] = { error: pgReason };
+      rows.push(naRow(`4 memory (${label})`, pgReason));
+      continue;
+    }
+    const runs: MemoryRun[] = [];
+    for (const n of [MEMORY.small, MEMORY.large]) {
+      log(
+        `memory (${label}): ${int(n)} executions/day, geo-sync sync in a child process, C=${MEMORY.concurrency}`,
+      );
+      const db = dialect === 'postgres' ? await createDatabase(`memory_${n}`) : null;
+      try {
+        const run = await withSimulator({ seed: MEMORY.seed, executionsPerDay: n }, (sim, date) =>
+          runMemorySync({
+            baseUrl: sim.url,
+            date,
+            executionsPerDay: n,
+            concurrency: MEMORY.concurrency,
+            timeoutMs: MEMORY.timeoutMs,
+            ...(db ? { warehouse: db.url } : {}),
+          }),
+        );
+        runs.push(run);
+        log(
+          `  exit ${run.exitCode ?? run.signal}${run.timedOut ? ' (timed out)' : ''} in ${seconds(run.wallMs)}; peak RSS ${run.rssMb?.toFixed(1) ?? '?'} MB; ${run.requests ?? '?'} requests`,
+        );
+        if (run.exitCode !== 0) log(`  sync failed:\n${run.stdoutTail}\n${run.stderrTail}`);
+      } finally {
+        await db?.drop().catch(() => undefined);
+      }
+    }
+    const [small, large] = runs as [MemoryRun, MemoryRun];
+    const ok = (r: MemoryRun) => r.exitCode === 0 && r.rssMb !== null;
+    const rssSmall = ok(small) ? small.rssMb : null;
+    const rssLarge = ok(large) ? large.rssMb : null;
+    const growth = rssSmall !== null && rssLarge !== null ? rssLarge / rssSmall : null;
+    results[`rss_mb_10k${suffix}`] = rssSmall;
+    results[`rss_mb_100k${suffix}`] = rssLarge;
+    results[`rss_ratio_100k_10k${suffix}`] = growth;
+    const describe = (r: MemoryRun) => ({
+      executions_per_day: r.executionsPerDay,
+      exit_code: r.exitCode,
+      signal: r.signal,
+      timed_out: r.timedOut,
+      wall_s: r.wallMs / 1000,
+      peak_rss_mb: r.rssMb,
+      sampled_peak_mb: r.sampledPeakMb,
+      requests: r.requests,
+      rows: r.rows,
+      ...(r.exitCode !== 0 ? { stdout_tail: r.stdoutTail, stderr_tail: r.stderrTail } : {}),
+    });
+    out[dialect] = {
+      small: describe(small),
+      large: describe(large),
+      growth,
+      concurrency: MEMORY.concurrency,
+      enrichments: 'defaults except legacySources=false, executionTimes=false',
+      target: `larger <= ${TARGET.rssGrowth} x smaller and < ${TARGET.rssMb} MB`,
+    };
+    const sizeOf = (r: MemoryRun) =>
+      `${int(r.rows.prompt_executions ?? 0)} exec, ${int(r.rows.execution_sources ?? 0)} sources, ${int(r.rows.product_cards ?? 0)} cards, ${int(r.requests ?? 0)} req in ${seconds(r.wallMs)}`;
+    const under = (mb: number | null) => (mb === null ? null : mb < TARGET.rssMb);
+    rows.push({
+      scenario: `4 memory 10k/day (${label})`,
+      size: ok(small)
+        ? sizeOf(small)
+        : `FAILED (exit ${small.exitCode ?? small.signal}) after ${seconds(small.wallMs)}`,
+      figure: rssSmall === null ? 'n/a' : `${rssSmall.toFixed(1)} MB peak RSS`,
+      baseline: '',
+      ratio: '',
+      target: `< ${TARGET.rssMb} MB`,
+      met: met(under(rssSmall)),
+    });
+    const largeOk =
+      growth === null || rssLarge === null ? null : growth <= TARGET.rssGrowth && rssLarge < TARGET.rssMb;
+    rows.push({
+      scenario: `4 memory 100k/day (${label})`,
+      size: ok(large)
+        ? sizeOf(large)
+        : `FAILED (${large.timedOut ? 'timed out, ' : ''}exit ${large.exitCode ?? large.signal}) after ${seconds(large.wallMs)}`,
+      figure: rssLarge === null ? 'n/a' : `${rssLarge.toFixed(1)} MB peak RSS`,
+      baseline: rssSmall === null ? 'n/a' : `${rssSmall.toFixed(1)} MB (10k)`,
+      ratio: ratio(growth),
+      target: `<= ${TARGET.rssGrowth}x, < ${TARGET.rssMb} MB`,
+      met: met(largeOk),
+    });
   }
-  const [small, large] = runs as [MemoryRun, MemoryRun];
-  const ok = (r: MemoryRun) => r.exitCode === 0 && r.rssMb !== null;
-  const rssSmall = ok(small) ? small.rssMb : null;
-  const rssLarge = ok(large) ? large.rssMb : null;
-  const growth = rssSmall !== null && rssLarge !== null ? rssLarge / rssSmall : null;
-  results.rss_mb_10k = rssSmall;
-  results.rss_mb_100k = rssLarge;
-  results.rss_ratio_100k_10k = growth;
-  const describe = (r: MemoryRun) => ({
-    executions_per_day: r.executionsPerDay,
-    exit_code: r.exitCode,
-    signal: r.signal,
-    timed_out: r.timedOut,
-    wall_s: r.wallMs / 1000,
-    peak_rss_mb: r.rssMb,
-    sampled_peak_mb: r.sampledPeakMb,
-    requests: r.requests,
-    rows: r.rows,
-    ...(r.exitCode !== 0 ? { stdout_tail: r.stdoutTail, stderr_tail: r.stderrTail } : {}),
-  });
-  results.memory = {
-    small: describe(small),
-    large: describe(large),
-    growth,
-    concurrency: MEMORY.concurrency,
-    enrichments: 'defaults except legacySources=false, executionTimes=false',
-    target: `larger <= ${TARGET.rssGrowth} x smaller and < ${TARGET.rssMb} MB`,
-  };
-  const sizeOf = (r: MemoryRun) =>
-    `${int(r.rows.prompt_executions ?? 0)} exec, ${int(r.rows.execution_sources ?? 0)} sources, ${int(r.rows.product_cards ?? 0)} cards, ${int(r.requests ?? 0)} req in ${seconds(r.wallMs)}`;
-  const under = (mb: number | null) => (mb === null ? null : mb < TARGET.rssMb);
-  rows.push({
-    scenario: '4 memory 10k/day',
-    size: ok(small)
-      ? sizeOf(small)
-      : `FAILED (exit ${small.exitCode ?? small.signal}) after ${seconds(small.wallMs)}`,
-    figure: rssSmall === null ? 'n/a' : `${rssSmall.toFixed(1)} MB peak RSS`,
-    baseline: '',
-    ratio: '',
-    target: `< ${TARGET.rssMb} MB`,
-    met: met(under(rssSmall)),
-  });
-  const largeOk =
-    growth === null || rssLarge === null ? null : growth <= TARGET.rssGrowth && rssLarge < TARGET.rssMb;
-  rows.push({
-    scenario: '4 memory 100k/day',
-    size: ok(large)
-      ? sizeOf(large)
-      : `FAILED (${large.timedOut ? 'timed out, ' : ''}exit ${large.exitCode ?? large.signal}) after ${seconds(large.wallMs)}`,
-    figure: rssLarge === null ? 'n/a' : `${rssLarge.toFixed(1)} MB peak RSS`,
-    baseline: rssSmall === null ? 'n/a' : `${rssSmall.toFixed(1)} MB (10k)`,
-    ratio: ratio(growth),
-    target: `<= ${TARGET.rssGrowth}x, < ${TARGET.rssMb} MB`,
-    met: met(largeOk),
-  });
 }
 
 function naRow(scenario: string, reason: string): TableRow {
@@ -478,6 +577,7 @@ async function main(): Promise<void> {
   const rows: TableRow[] = [];
   const results: Record<string, unknown> = {
     extraction_ratio: null,
+    extraction_ratio_small_units: null,
     own_cost_ratio_duckdb: null,
     own_cost_ratio_postgres: null,
     load_ratio_duckdb: null,
@@ -485,6 +585,9 @@ async function main(): Promise<void> {
     rss_mb_10k: null,
     rss_mb_100k: null,
     rss_ratio_100k_10k: null,
+    rss_mb_10k_postgres: null,
+    rss_mb_100k_postgres: null,
+    rss_ratio_100k_10k_postgres: null,
     resync_ratio: null,
   };
   const pgReason = await postgresUnavailableReason();
@@ -505,7 +608,8 @@ async function main(): Promise<void> {
   await attempt('load', () => load(rows, results, pgReason));
   await attempt('own-cost', () => ownCost(rows, results, pgReason));
   await attempt('extraction', () => extraction(rows, results));
-  await attempt('memory', () => memory(rows, results));
+  await attempt('small-units', () => extractionSmallUnits(rows, results));
+  await attempt('memory', () => memory(rows, results, pgReason));
 
   // By scenario number; rows of one scenario keep their order (stable sort).
   rows.sort((a, b) => parseInt(a.scenario, 10) - parseInt(b.scenario, 10));
@@ -519,6 +623,7 @@ async function main(): Promise<void> {
     total_s: totalS,
     targets: {
       extraction_ratio: `<= ${TARGET.extraction}`,
+      extraction_ratio_small_units: `<= ${TARGET.extraction}`,
       own_cost_ratio: `<= ${TARGET.ownCost}`,
       load_ratio: `>= ${TARGET.load}`,
       rss: `100k <= ${TARGET.rssGrowth} x 10k and < ${TARGET.rssMb} MB`,

@@ -54,6 +54,8 @@ export interface PipelineOptions {
   /** `duckdb:<file>` or a postgres:// URL. */
   warehouse: string;
   date: string;
+  /** Several days as one backfill (kind backfill); default `[date]`. */
+  dates?: readonly string[];
   concurrency: number;
   enrich?: EnrichOverrides;
   /** CPU seconds of the simulator process so far (to report its share), if known. */
@@ -207,12 +209,13 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineRun> {
     rec.meter.reset();
     const startUs = Number(process.hrtime.bigint() / 1000n);
     const t0 = performance.now();
+    const dates = o.dates ?? [o.date];
     const summary = await runLocked(api, warehouse, config, silentLogger, {
-      kind: 'sync',
-      dates: [o.date],
+      kind: dates.length > 1 ? 'backfill' : 'sync',
+      dates,
       customers: config.customers,
       force: true,
-      args: { dates: o.date, bench: true },
+      args: { dates: dates.join(','), bench: true },
       waitForLockMs: 0,
     });
     const wallMs = performance.now() - t0;

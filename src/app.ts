@@ -12,7 +12,9 @@ import type { ApiPort } from './extract/port.ts';
 import { openWarehouse } from './load/index.ts';
 import type { Warehouse } from './load/warehouse.ts';
 import { registerSecret } from './log.ts';
-import { acquireLock, lockHolder } from './sync/lock.ts';
+import { abortReason } from './abort.ts';
+import { urlPasswords } from './redact.ts';
+import { acquireLock, lockHolder, LockLostError } from './sync/lock.ts';
 import { runSync, type Progress, type RunOptions, type RunSummary } from './sync/run.ts';
 
 export class UsageError extends Error {
@@ -31,12 +33,18 @@ export interface Api {
 export function registerConfigSecrets(config: Config): void {
   registerSecret(config.apiKey);
   registerSecret(config.password);
-  const m = /^[a-z][a-z0-9+.-]*:\/\/[^:/@]*:([^@/]*)@/i.exec(config.warehouse);
-  if (m?.[1]) registerSecret(decodeURIComponent(m[1]));
+  for (const p of urlPasswords(config.warehouse)) registerSecret(p);
 }
 
-/** `dispatcher`: an undici Dispatcher used instead of the client's own Pool (benchmarks, tests). */
-export function createApi(config: Config, logger: Logger, opts: { dispatcher?: Dispatcher } = {}): Api {
+/**
+ * `dispatcher`: an undici Dispatcher used instead of the client's own Pool (benchmarks, tests).
+ * `signal`: the process's stop signal; every wait and request of the client ends when it aborts.
+ */
+export function createApi(
+  config: Config,
+  logger: Logger,
+  opts: { dispatcher?: Dispatcher; signal?: AbortSignal } = {},
+): Api {
   if (!config.baseUrl) {
     throw new UsageError('GEO_BASE_URL (baseUrl): required, the API base URL (or try `npx geo-sync demo`)');
   }
@@ -51,6 +59,7 @@ export function createApi(config: Config, logger: Logger, opts: { dispatcher?: D
   const queue = new RequestQueue({
     concurrency: config.concurrency,
     requestsPerSecond: config.requestsPerSecond,
+    maxPauseMs: config.maxRetryAfterSeconds * 1000,
   });
   const client = new GeoClient({
     baseUrl: config.baseUrl,
@@ -61,10 +70,12 @@ export function createApi(config: Config, logger: Logger, opts: { dispatcher?: D
       maxAttempts: config.maxAttempts,
       baseDelayMs: config.retryBaseDelayMs,
       maxDelayMs: config.retryMaxDelayMs,
+      maxRetryAfterMs: config.maxRetryAfterSeconds * 1000,
     },
     onReject: (r) => sink(r),
     logger,
     ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
   return {
     client,
@@ -81,15 +92,20 @@ export function createApi(config: Config, logger: Logger, opts: { dispatcher?: D
   };
 }
 
-/** `lockWaitMs`: how long to wait for a DuckDB file another process has open. */
+/**
+ * `lockWaitMs`: how long to wait for a DuckDB file another process has open; `signal` ends that
+ * wait at once.
+ */
 export async function openMigratedWarehouse(
   config: Config,
   logger: Logger,
-  opts: { lockWaitMs?: number } = {},
+  opts: { lockWaitMs?: number; signal?: AbortSignal } = {},
 ): Promise<Warehouse> {
   const warehouse = await openWarehouse(config.warehouse, {
     logger,
+    duckdb: config.duckdb,
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
   await warehouse.migrate();
   return warehouse;
@@ -102,7 +118,10 @@ export interface RunCommandOptions extends RunOptions {
   now?: () => Date;
 }
 
-/** Takes the warehouse lock, runs, releases the lock. */
+/**
+ * Takes the warehouse lock, runs, releases the lock. The run stops on the process's signal
+ * (interrupted) and also when the lock is lost (failed): it never goes on unlocked.
+ */
 export async function runLocked(
   api: Api,
   warehouse: Warehouse,
@@ -110,7 +129,20 @@ export async function runLocked(
   logger: Logger,
   opts: RunCommandOptions,
 ): Promise<RunSummary> {
-  await acquireLock(warehouse, lockHolder(opts.kind), { waitMs: opts.waitForLockMs, signal: opts.signal });
+  await acquireLock(warehouse, lockHolder(opts.kind), {
+    waitMs: opts.waitForLockMs,
+    signal: opts.signal,
+    onWait: (holder) => logger.info({ holder }, 'waiting for the warehouse lock'),
+  });
+  const stop = new AbortController();
+  const onSignal = () => stop.abort(abortReason(opts.signal!));
+  if (opts.signal?.aborted) onSignal();
+  opts.signal?.addEventListener('abort', onSignal, { once: true });
+  const offLockLost = warehouse.onLockLost?.((cause) => stop.abort(new LockLostError(cause)));
+  // The client outlives a run in `schedule` (and a library pipeline): its counters add up
+  // every run, so this run's figures are what they gained since it started.
+  const stats = api.client.stats;
+  const base = { requests: stats.requests, retries: stats.retries, rateLimited: stats.rateLimited };
   try {
     return await runSync(
       {
@@ -119,18 +151,20 @@ export async function runLocked(
         logger,
         config,
         apiStats: () => ({
-          requests: api.client.stats.requests,
-          retries: api.client.stats.retries,
-          rateLimited: api.client.stats.rateLimited,
+          requests: stats.requests - base.requests,
+          retries: stats.retries - base.retries,
+          rateLimited: stats.rateLimited - base.rateLimited,
         }),
         bindRejectSink: (sink) => api.setRejectSink(sink),
-        ...(opts.signal ? { signal: opts.signal } : {}),
+        signal: stop.signal,
         ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
         ...(opts.now ? { now: opts.now } : {}),
       },
       opts,
     );
   } finally {
+    offLockLost?.();
+    opts.signal?.removeEventListener('abort', onSignal);
     await warehouse.unlock();
   }
 }

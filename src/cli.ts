@@ -6,7 +6,9 @@ import { exportCommand } from './commands/export.ts';
 import { reportCommand } from './commands/report.ts';
 import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
+import { stateCommand } from './commands/state.ts';
 import { tasksCommand } from './commands/tasks.ts';
+import { workerCommand } from './commands/worker.ts';
 import { migrateCommand, runsCommand } from './commands/warehouse.ts';
 import { simulateCommand } from './simulator/command.ts';
 import { EXIT } from './sync/exit-codes.ts';
@@ -24,11 +26,13 @@ for (const cmd of [
   demoCommand(),
   migrateCommand(),
   runsCommand(),
+  stateCommand(),
   exportCommand(),
   reportCommand(),
   whoamiCommand(),
   diagnoseCommand(),
   tasksCommand(),
+  workerCommand(),
   simulateCommand(),
 ]) {
   program.addCommand(cmd);

@@ -6,6 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { warehouseTargetProblem } from './load/target.ts';
+import { maskUrlPassword } from './redact.ts';
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);
 
@@ -25,8 +27,27 @@ export const ConfigSchema = z.strictObject({
   /** `duckdb:<file path>` or a `postgres://` URL. @default duckdb:./data/geo-sync.duckdb */
   warehouse: z
     .string()
-    .regex(/^(duckdb:.+|postgres(ql)?:\/\/.+)$/, 'expected duckdb:<file path> or a postgres:// URL')
+    .superRefine((text, ctx) => {
+      // Parsed where it is used (load/target.ts): one parser, one message.
+      const problem = warehouseTargetProblem(text);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
     .default('duckdb:./data/geo-sync.duckdb'),
+  /** DuckDB warehouses only: how the database engine may use the machine. */
+  duckdb: z
+    .strictObject({
+      /** DuckDB's buffer pool (its own default is 80% of RAM); DuckDB's syntax, e.g. 1GB. @default "256MB" */
+      memoryLimit: z
+        .string()
+        .trim()
+        .regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'expected a size such as 256MB or 1GB')
+        .default('256MB'),
+      /** Where DuckDB spills when over the memory limit. @default "<database file>.tmp" */
+      tempDirectory: z.string().min(1).optional(),
+      /** Threads DuckDB may use. @default DuckDB's own (the machine's cores) */
+      threads: positiveInt(1024).optional(),
+    })
+    .prefault({}),
   /** Page project IDs (`customer_id`) to sync; empty: everything the key can read. @default [] */
   customers: z.array(z.number().int().nonnegative()).default([]),
   /** Requests in flight at once. @default 8 */
@@ -41,6 +62,11 @@ export const ConfigSchema = z.strictObject({
   retryBaseDelayMs: positiveInt(60_000).default(250),
   /** Backoff cap, ms. @default 30000 */
   retryMaxDelayMs: positiveInt(600_000).default(30_000),
+  /**
+   * The longest `Retry-After` waited out, seconds: a 429 asking for more fails that request at
+   * once (RATE_LIMITED, naming the wait), and the queue never pauses longer. @default 300
+   */
+  maxRetryAfterSeconds: positiveInt(86_400).default(300),
   /** Executions per warehouse transaction. @default 200 */
   batchSize: positiveInt(10_000).default(200),
   /** Days before yesterday that every sync re-reads, to pick up answers saved late. @default 3 */
@@ -49,6 +75,17 @@ export const ConfigSchema = z.strictObject({
   schedule: CronExpr.default('30 4 * * *'),
   /** @default "info" */
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Distributed backfill: seconds after which a job a worker took and never finished (the worker
+   * was killed) expires and is redone by another worker. Keep it well above the slowest healthy
+   * unit: a unit still running when its job expires is read twice (harmless, but wasted).
+   * @default 900
+   */
+  jobTimeoutSeconds: z.number().int().min(1).max(86_399).default(900),
+  /** Distributed backfill: retries of a failed job before it is kept as failed. @default 3 */
+  jobRetries: z.number().int().min(0).max(20).default(3),
+  /** Distributed backfill: first retry delay, seconds (doubles each retry, with jitter). @default 10 */
+  jobRetryDelaySeconds: z.number().int().min(0).max(3600).default(10),
   /** auto: pretty on a TTY, JSON otherwise. @default "auto" */
   logFormat: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** What each sync reads besides the daily hierarchy; each costs requests (see README). */
@@ -88,11 +125,18 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_MAX_ATTEMPTS: { key: 'maxAttempts', kind: 'int' },
   GEO_RETRY_BASE_DELAY_MS: { key: 'retryBaseDelayMs', kind: 'int' },
   GEO_RETRY_MAX_DELAY_MS: { key: 'retryMaxDelayMs', kind: 'int' },
+  GEO_MAX_RETRY_AFTER_SECONDS: { key: 'maxRetryAfterSeconds', kind: 'int' },
   GEO_BATCH_SIZE: { key: 'batchSize', kind: 'int' },
   GEO_LOOKBACK_DAYS: { key: 'lookbackDays', kind: 'int' },
   GEO_SCHEDULE: { key: 'schedule', kind: 'string' },
+  GEO_JOB_TIMEOUT_SECONDS: { key: 'jobTimeoutSeconds', kind: 'int' },
+  GEO_JOB_RETRIES: { key: 'jobRetries', kind: 'int' },
+  GEO_JOB_RETRY_DELAY_SECONDS: { key: 'jobRetryDelaySeconds', kind: 'int' },
   GEO_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   GEO_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
+  GEO_DUCKDB_MEMORY_LIMIT: { key: 'duckdb.memoryLimit', kind: 'string' },
+  GEO_DUCKDB_TEMP_DIR: { key: 'duckdb.tempDirectory', kind: 'string' },
+  GEO_DUCKDB_THREADS: { key: 'duckdb.threads', kind: 'int' },
   GEO_ENRICH_TASK_CONFIG: { key: 'enrich.taskConfig', kind: 'bool' },
   GEO_ENRICH_LEGACY_SOURCES: { key: 'enrich.legacySources', kind: 'bool' },
   GEO_ENRICH_EXECUTION_TIMES: { key: 'enrich.executionTimes', kind: 'bool' },
@@ -224,7 +268,5 @@ export function redactedConfig(config: Config): Record<string, unknown> {
   return out;
 }
 
-/** `postgres://u:secret@h/db` -> `postgres://u:***@h/db`. */
-export function maskUrlPassword(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
-}
+/** The one URL password masker (redact.ts), kept exported here for callers of the config. */
+export { maskUrlPassword };

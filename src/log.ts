@@ -1,40 +1,16 @@
 /**
  * Logging with pino: JSON by default, pretty on a TTY, child loggers carrying run, task and date.
- * Secrets never reach a line: known secret fields are redacted by path, and every secret value
- * the process knows (API key, password, login token, database password) is registered here and
- * scrubbed from every string of every line, wherever it appears.
+ * Secrets never reach a line: known secret fields are redacted by path and by name at any depth,
+ * every secret value the process knows (API key, password, login token, database password) is
+ * registered (redact.ts) and scrubbed from every string of every line and binding, and URL
+ * passwords are masked. Errors keep their evidence: class, code, message, stack, own context and
+ * the whole cause chain, each scrubbed the same way.
  */
-import { pino, type Logger } from 'pino';
+import { pino, type Bindings, type ChildLoggerOptions, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { scrubDeep, scrubSecrets } from './redact.ts';
 
-const secretValues = new Set<string>();
-
-/** Registers a secret value so it is scrubbed from every log line (ignores short values). */
-export function registerSecret(value: string | undefined | null): void {
-  if (value && value.length >= 4) secretValues.add(value);
-}
-
-export function scrubSecrets(text: string): string {
-  let out = text;
-  for (const s of secretValues) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
-  return out;
-}
-
-function scrubDeep(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return scrubSecrets(value);
-  if (depth > 6 || value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) {
-    return {
-      type: value.name,
-      message: scrubSecrets(value.message),
-      code: (value as { code?: unknown }).code,
-    };
-  }
-  if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, depth + 1);
-  return out;
-}
+export { maskUrlPassword, registerSecret, scrubDeep, scrubSecrets } from './redact.ts';
 
 export const REDACT_PATHS = [
   'apiKey',
@@ -63,13 +39,16 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const stream = usePretty
     ? pretty({ destination: dest, colorize: isTty, sync: true, translateTime: 'SYS:HH:MM:ss' })
     : dest;
-  return pino(
+  const logger = pino(
     {
       level: opts.level ?? 'info',
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       // Errors are already serialized (and scrubbed) by the log formatter below.
       serializers: { err: (e: unknown) => e },
-      formatters: { log: (obj) => scrubDeep(obj) as Record<string, unknown> },
+      formatters: {
+        log: (obj) => scrubDeep(obj) as Record<string, unknown>,
+        bindings: (bindings) => scrubDeep(bindings) as Record<string, unknown>,
+      },
       hooks: {
         logMethod(args, method) {
           const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a));
@@ -79,6 +58,16 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     },
     stream,
   );
+  // pino serializes a child's bindings once, at creation, without the formatters above (children
+  // reset the bindings formatter): scrub them on the way in. Children are created with
+  // Object.create(parent), so every descendant inherits this method.
+  type ChildFn = (this: unknown, b: Bindings, o?: ChildLoggerOptions) => Logger;
+  const child = logger.child as unknown as ChildFn;
+  const scrubbedChild: ChildFn = function (bindings, options) {
+    return child.call(this, scrubDeep(bindings) as Bindings, options);
+  };
+  logger.child = scrubbedChild as unknown as Logger['child'];
+  return logger;
 }
 
 /** A logger that writes nothing (library use, tests). */

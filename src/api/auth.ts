@@ -7,6 +7,8 @@
  * kept in memory and never written anywhere. `scrub` removes every known secret from text that
  * came back from the server before it is put into an error message.
  */
+import { REDACTED, SECRET_FIELD, scrubWith } from '../redact.ts';
+
 export type AuthOptions = { apiKey: string } | { email: string; password: string } | { token: string };
 
 export class Credentials {
@@ -90,9 +92,7 @@ export class Credentials {
 
   /** `text` with every known secret replaced by `[REDACTED]`. */
   scrub(text: string): string {
-    let out = text;
-    for (const s of this.#secrets) if (s.length > 0 && out.includes(s)) out = out.split(s).join('[REDACTED]');
-    return out;
+    return scrubWith(text, this.#secrets);
   }
 
   /**
@@ -105,7 +105,7 @@ export class Credentials {
     if (Array.isArray(raw)) return raw.map((v) => this.redact(v, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(raw)) {
-      out[k] = SECRET_FIELD.test(k) ? '[REDACTED]' : this.redact(v, depth + 1);
+      out[k] = SECRET_FIELD.test(k) ? REDACTED : this.redact(v, depth + 1);
     }
     return out;
   }
@@ -114,8 +114,6 @@ export class Credentials {
     return { kind: this.kind };
   }
 }
-
-const SECRET_FIELD = /^(token|access_token|api_?key|password|secret)$/i;
 
 function requireText(v: unknown, name: string): string {
   if (typeof v !== 'string' || v.trim() === '') throw new TypeError(`${name}: expected a non-empty string`);

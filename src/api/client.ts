@@ -99,6 +99,11 @@ export interface GeoClientOptions {
   clock?: Clock;
   /** Tests: the jitter source in [0, 1). @default Math.random */
   random?: () => number;
+  /**
+   * The process's stop signal (SIGINT/SIGTERM): every wait (queue pause, AIMD gate, backoff) and
+   * every request in flight ends at once with its reason when it aborts.
+   */
+  signal?: AbortSignal;
 }
 
 /** Parameters of each method, as the caller writes them (the spec's snake_case names). */
@@ -206,6 +211,7 @@ export class GeoClient {
       onReject: opts.onReject,
       scrub: (t) => this.#credentials.scrub(t),
       bearer: () => this.#credentials.bearer(() => this.login().then(() => undefined)),
+      signal: opts.signal,
     });
     this.pages = this.#pageReaders();
     this.all = this.#itemReaders(this.pages);

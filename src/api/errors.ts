@@ -124,9 +124,23 @@ export class RateLimitedError extends GeoApiError {
   readonly retryable = true;
   /** Milliseconds the server asked to wait (Retry-After), if it said. */
   readonly retryAfterMs: number | undefined;
-  constructor(ctx: GeoErrorContext & { retryAfterMs?: number | undefined }) {
-    super('rate limited (429)', { status: 429, ...ctx });
-    this.retryAfterMs = ctx.retryAfterMs;
+  /**
+   * `maxRetryAfterMs`: the longest wait the client accepts; a `Retry-After` above it is named in
+   * the message, so the reader sees why the request was not simply retried.
+   */
+  constructor(
+    ctx: GeoErrorContext & { retryAfterMs?: number | undefined; maxRetryAfterMs?: number | undefined },
+  ) {
+    const asked = ctx.retryAfterMs;
+    const tooLong = asked !== undefined && ctx.maxRetryAfterMs !== undefined && asked > ctx.maxRetryAfterMs;
+    super(
+      tooLong
+        ? `rate limited (429): the server asked to wait ${seconds(asked)} s (Retry-After), more than the ` +
+            `${seconds(ctx.maxRetryAfterMs!)} s allowed (GEO_MAX_RETRY_AFTER_SECONDS)`
+        : `rate limited (429${asked !== undefined ? `, Retry-After ${seconds(asked)} s` : ''})`,
+      { status: 429, ...ctx },
+    );
+    this.retryAfterMs = asked;
   }
 }
 
@@ -182,6 +196,10 @@ export class PageLoopError extends GeoApiError {
   constructor(ctx: GeoErrorContext & { detail: string }) {
     super(`loop detected in pagination (${ctx.detail})`, ctx);
   }
+}
+
+function seconds(ms: number): string {
+  return String(Math.round(ms / 100) / 10);
 }
 
 function describeCause(cause: unknown): string {

@@ -4,6 +4,7 @@
  * retry-policy.ts; this file only carries out the answer (wait, tell the queue, count, log).
  */
 import type { Logger } from 'pino';
+import { abortReason, sleep } from '../abort.ts';
 import { ENDPOINTS, endpointId, type EndpointId, type EndpointName } from './endpoints.ts';
 import {
   type GeoApiError,
@@ -27,7 +28,7 @@ export interface RetryOptions {
   readonly maxDelayMs?: number;
   /**
    * A `Retry-After` longer than this is not waited out: the call fails with RateLimitedError at
-   * once rather than hang a batch job. @default 300000
+   * once rather than hang a batch job (GEO_MAX_RETRY_AFTER_SECONDS). @default 300000
    */
   readonly maxRetryAfterMs?: number;
 }
@@ -35,12 +36,13 @@ export interface RetryOptions {
 /** Time, injectable so tests can see the waits without waiting. */
 export interface Clock {
   now(): number;
-  sleep(ms: number): Promise<void>;
+  /** Waits `ms`; rejects with the signal's reason the moment it aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 export const realClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  sleep,
 };
 
 export interface EndpointStats {
@@ -99,6 +101,8 @@ export interface ExecutorDeps {
   readonly scrub: (text: string) => string;
   /** The bearer for an authenticated request (may log in first). */
   readonly bearer: () => Promise<string>;
+  /** The process's stop signal: ends every wait and the request in flight with its reason. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -128,6 +132,7 @@ export class Executor {
     const body = plan.body === undefined ? undefined : JSON.stringify(plan.body);
 
     for (let attempt = 1; ; attempt++) {
+      if (d.signal?.aborted) throw abortReason(d.signal);
       // Headers per attempt: a lazy login happens before the first one, outside any queue slot.
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': d.userAgent };
       if (def.auth) headers.authorization = `Bearer ${await d.bearer()}`;
@@ -146,6 +151,7 @@ export class Executor {
         headers,
         body,
         timeoutMs: d.timeoutMs,
+        signal: d.signal,
         priority: attempt > 1 ? 1 : 0,
       });
       if (!error) return value as T;
@@ -154,8 +160,25 @@ export class Executor {
       d.stats.errorsByCode[error.code] = (d.stats.errorsByCode[error.code] ?? 0) + 1;
       const rule = decideRetry(outcome, { idempotent: !NOT_IDEMPOTENT.has(plan.name) });
       const retryAfterMs = error instanceof RateLimitedError ? error.retryAfterMs : undefined;
-      const tooLong = retryAfterMs !== undefined && retryAfterMs > d.retry.maxRetryAfterMs;
-      if (rule.action === 'fail' || attempt >= d.retry.maxAttempts || tooLong) {
+      if (retryAfterMs !== undefined && retryAfterMs > d.retry.maxRetryAfterMs) {
+        // Not waited out: a batch job must not hang for an hour on one answer. The error names
+        // the wait asked for and the cap, so the operator can raise the cap or come back later.
+        const tooLong = new RateLimitedError({
+          endpoint,
+          params: plan.shownParams,
+          retryAfterMs,
+          maxRetryAfterMs: d.retry.maxRetryAfterMs,
+          attempts: attempt,
+          cause: error.cause,
+        });
+        d.stats.failures++;
+        d.logger.warn(
+          { endpoint, params: plan.shownParams, attempts: attempt, retryAfterMs, code: tooLong.code },
+          'Retry-After above the cap: request failed',
+        );
+        throw tooLong;
+      }
+      if (rule.action === 'fail' || attempt >= d.retry.maxAttempts) {
         error.attempts = attempt;
         d.stats.failures++;
         d.logger.debug(
@@ -181,7 +204,7 @@ export class Executor {
         },
         'retrying request',
       );
-      await d.clock.sleep(delayMs);
+      await d.clock.sleep(delayMs, d.signal);
     }
   }
 
@@ -195,6 +218,7 @@ export class Executor {
       headers: Record<string, string>;
       body: string | undefined;
       timeoutMs: number;
+      signal: AbortSignal | undefined;
       priority: number;
     },
   ): Promise<
@@ -204,8 +228,13 @@ export class Executor {
     const d = this.#d;
     let res: HttpResponse;
     try {
-      res = await d.queue.run(() => d.transport.send(req), { priority: req.priority });
+      res = await d.queue.run(() => d.transport.send(req), {
+        priority: req.priority,
+        ...(req.signal ? { signal: req.signal } : {}),
+      });
     } catch (e) {
+      // Stopped by the process's signal: not an outcome of the request, never retried.
+      if (req.signal?.aborted) throw abortReason(req.signal);
       if (!(e instanceof TransportFailure)) throw e;
       return {
         error: errorForFailure(e, ctx, req.timeoutMs),

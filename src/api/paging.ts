@@ -14,7 +14,13 @@ import type { z } from 'zod';
 import type { EndpointId, Params } from './endpoints.ts';
 import { PageLoopError } from './errors.ts';
 import type { Deduction } from './schemas/account.ts';
-import type { MonitoringTask, ProductCard, PromptResultItem, Source } from './schemas/hierarchical.ts';
+import type {
+  DisplayJson,
+  MonitoringTask,
+  ProductCard,
+  PromptResultItem,
+  Source,
+} from './schemas/hierarchical.ts';
 import type { LegacyMonitoringTask, LegacySource } from './schemas/legacy.ts';
 
 /** One page of a paged endpoint, items validated (bad ones went to `onReject`). */
@@ -31,8 +37,9 @@ export interface Page<T> {
  * the spec's table allows (inside `data` or beside it).
  */
 export interface ProductsPage extends Page<ProductCard> {
-  field_order: string[] | undefined;
-  field_labels: Record<string, string> | undefined;
+  /** Display metadata, any JSON (see DisplayJson). */
+  field_order: DisplayJson | undefined;
+  field_labels: DisplayJson | undefined;
   /** false when the platform is unsupported. */
   supported: boolean | undefined;
   /** `missing` (supported, no saved card) or `unsupported`; other values pass through. */

@@ -17,6 +17,7 @@
  * are polite and the queue finds the real limit by itself.
  */
 import PQueue from 'p-queue';
+import { sleep } from '../abort.ts';
 
 export interface RequestQueueOptions {
   /**
@@ -57,6 +58,12 @@ export interface RequestQueueOptions {
    * @default 10
    */
   readonly successesPerIncrease?: number;
+  /**
+   * The longest pause a `Retry-After` can impose on the whole queue, ms: a server asking for more
+   * gets this much (the request that asked fails instead of waiting, see executor.ts).
+   * @default 300000 (GEO_MAX_RETRY_AFTER_SECONDS)
+   */
+  readonly maxPauseMs?: number;
 }
 
 export interface RequestQueueStats {
@@ -96,12 +103,14 @@ const DEFAULTS = {
   intervalMs: 1000,
   decreaseFactor: 0.5,
   successesPerIncrease: 10,
+  maxPauseMs: 300_000,
 } as const;
 
 export class RequestQueue {
   readonly maxConcurrency: number;
   readonly maxRequestsPerSecond: number;
   readonly intervalMs: number;
+  readonly maxPauseMs: number;
   readonly #queue: PQueue;
   readonly #decreaseFactor: number;
   readonly #decreaseCooldownMs: number;
@@ -114,6 +123,9 @@ export class RequestQueue {
   #resumeTimer: NodeJS.Timeout | undefined;
   #lastDecreaseAt = Number.NEGATIVE_INFINITY;
   #successesSinceChange = 0;
+  /** This process's share of the key's limits (setShare); the maxima until one is set. */
+  #shareConcurrency = Number.POSITIVE_INFINITY;
+  #shareRate = Number.POSITIVE_INFINITY;
   #counters = { pauses: 0, rateLimitSignals: 0, decreases: 0, increases: 0, started: 0 };
 
   constructor(opts: RequestQueueOptions = {}) {
@@ -132,6 +144,7 @@ export class RequestQueue {
       'successesPerIncrease',
       opts.successesPerIncrease ?? DEFAULTS.successesPerIncrease,
     );
+    this.maxPauseMs = positiveNumber('maxPauseMs', opts.maxPauseMs ?? DEFAULTS.maxPauseMs);
     this.#rateStep = Math.max(1, this.maxRequestsPerSecond / 10);
     this.#rate = this.maxRequestsPerSecond;
     this.#queue = new PQueue({
@@ -165,11 +178,23 @@ export class RequestQueue {
     };
   }
 
-  /** Runs `task` once every limit allows it to start; resolves or rejects with its result. */
+  /**
+   * Resolves once fewer requests wait than the queue runs at once: the moment new work (the next
+   * unit) keeps every slot busy instead of lengthening the line.
+   */
+  whenHeadroom(): Promise<void> {
+    return this.#queue.onSizeLessThan(Math.max(1, this.#queue.concurrency));
+  }
+
+  /**
+   * Runs `task` once every limit allows it to start; resolves or rejects with its result. With a
+   * `signal`, an abort rejects at once with its reason, whether the task waits in the queue, in
+   * a pause or in the AIMD gate, or runs (the task itself should stop on the same signal).
+   */
   run<T>(task: () => Promise<T>, opts: RunOptions = {}): Promise<T> {
     return this.#queue.add(
       async () => {
-        await this.#awaitStartSlot();
+        await this.#awaitStartSlot(opts.signal);
         this.#counters.started++;
         return task();
       },
@@ -177,14 +202,29 @@ export class RequestQueue {
     );
   }
 
+  /**
+   * Sets this process's share of the key's limits at run time (distributed workers: the totals
+   * divided among the live workers, lowered after a 429 seen by any of them). The effective
+   * values become the share; local AIMD keeps working below it. Capped by the maxima.
+   */
+  setShare(share: { concurrency: number; requestsPerSecond: number }): void {
+    this.#shareConcurrency = Math.min(this.maxConcurrency, Math.max(1, Math.floor(share.concurrency)));
+    this.#shareRate = Math.min(this.maxRequestsPerSecond, Math.max(0.1, share.requestsPerSecond));
+    this.#queue.concurrency = this.#shareConcurrency;
+    this.#rate = this.#shareRate;
+    this.#successesSinceChange = 0;
+  }
+
   /** A request succeeded: one step closer to the next additive increase. */
   reportSuccess(): void {
-    if (this.concurrency >= this.maxConcurrency && this.#rate >= this.maxRequestsPerSecond) return;
+    const maxConcurrency = Math.min(this.maxConcurrency, this.#shareConcurrency);
+    const maxRate = Math.min(this.maxRequestsPerSecond, this.#shareRate);
+    if (this.concurrency >= maxConcurrency && this.#rate >= maxRate) return;
     this.#successesSinceChange++;
     if (this.#successesSinceChange < this.#successesPerIncrease) return;
     this.#successesSinceChange = 0;
-    this.#queue.concurrency = Math.min(this.maxConcurrency, this.concurrency + 1);
-    this.#rate = Math.min(this.maxRequestsPerSecond, this.#rate + this.#rateStep);
+    this.#queue.concurrency = Math.min(maxConcurrency, this.concurrency + 1);
+    this.#rate = Math.min(maxRate, this.#rate + this.#rateStep);
     this.#counters.increases++;
   }
 
@@ -205,10 +245,13 @@ export class RequestQueue {
     this.#counters.decreases++;
   }
 
-  /** Stops starting requests for `ms` (extends, never shortens, a pause in force). */
+  /**
+   * Stops starting requests for `ms`, at most `maxPauseMs` (extends, never shortens, a pause in
+   * force).
+   */
   pauseFor(ms: number): void {
     const now = Date.now();
-    const until = now + ms;
+    const until = now + Math.min(ms, this.maxPauseMs);
     if (until <= this.#pausedUntil) return;
     if (this.#pausedUntil <= now) this.#counters.pauses++;
     this.#pausedUntil = until;
@@ -218,6 +261,8 @@ export class RequestQueue {
       this.#resumeTimer = undefined;
       this.#queue.start();
     }, until - now);
+    // A pause alone must not keep the process alive: with nothing else to do it may exit.
+    this.#resumeTimer.unref();
   }
 
   /** Resolves when nothing is waiting or running. */
@@ -234,11 +279,11 @@ export class RequestQueue {
    * sliding window, then records the start. The check and the record are synchronous, so tasks
    * waiting here concurrently can never overshoot the count.
    */
-  async #awaitStartSlot(): Promise<void> {
+  async #awaitStartSlot(signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
       const now = Date.now();
       if (now < this.#pausedUntil) {
-        await sleep(this.#pausedUntil - now);
+        await sleep(this.#pausedUntil - now, signal);
         continue;
       }
       while (this.#starts.length > 0 && (this.#starts[0] as number) <= now - this.intervalMs)
@@ -249,13 +294,9 @@ export class RequestQueue {
         return;
       }
       const oldest = this.#starts[this.#starts.length - cap] as number;
-      await sleep(Math.max(1, oldest + this.intervalMs - now));
+      await sleep(Math.max(1, oldest + this.intervalMs - now), signal);
     }
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function positiveInt(name: string, v: number): number {

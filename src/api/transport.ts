@@ -26,6 +26,8 @@ export interface HttpRequest {
   readonly body?: string | undefined;
   /** Whole attempt, from sending to the last byte of the body. */
   readonly timeoutMs: number;
+  /** Ends the attempt at once (the process is stopping); the send rejects with its reason. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface HttpResponse {
@@ -73,6 +75,9 @@ export class Transport {
   async send(req: HttpRequest): Promise<HttpResponse> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), req.timeoutMs);
+    const stop = () => controller.abort();
+    if (req.signal?.aborted) stop();
+    req.signal?.addEventListener('abort', stop, { once: true });
     try {
       const res = await this.#dispatcher.request({
         origin: this.origin,
@@ -88,10 +93,12 @@ export class Transport {
       const text = await res.body.text();
       return { status: res.statusCode, headers: res.headers, text };
     } catch (e) {
+      if (req.signal?.aborted) throw req.signal.reason ?? e;
       if (controller.signal.aborted) throw new TransportFailure('timeout', undefined, e);
       throw new TransportFailure('network', errorCode(e), e);
     } finally {
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', stop);
     }
   }
 

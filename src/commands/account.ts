@@ -1,10 +1,12 @@
 /** `geo-sync whoami` and `geo-sync diagnose`. */
 import { Command } from 'commander';
+import { sleep } from '../abort.ts';
 import { isGeoApiError } from '../api/errors.ts';
 import type { SiteDiagnosis } from '../api/schemas/diagnosis.ts';
 import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
 import { toSiteDiagnosisRow } from '../transform/account.ts';
 import {
+  abortOnSignals,
   action,
   configFrom,
   loggerFor,
@@ -96,7 +98,8 @@ export function diagnoseCommand(): Command {
         ) => {
           const config = configFrom(opts);
           const logger = loggerFor(config);
-          const api = createApi(config, logger);
+          const signals = abortOnSignals(logger);
+          const api = createApi(config, logger, { signal: signals.signal });
           const warehouse = await openMigratedWarehouse(config, logger);
           try {
             let d: SiteDiagnosis;
@@ -115,7 +118,7 @@ export function diagnoseCommand(): Command {
                   throw new UsageError(
                     `gave up waiting after ${opts.timeoutMinutes} minutes; run again with --wait to keep polling`,
                   );
-                await new Promise((r) => setTimeout(r, opts.pollSeconds * 1000));
+                await sleep(opts.pollSeconds * 1000, signals.signal);
                 d = await api.client.getSiteDiagnosis({ project_id: opts.customer });
                 process.stdout.write(`  ${new Date().toISOString()} ${describeDiagnosis(d)}\n`);
               }
@@ -127,6 +130,7 @@ export function diagnoseCommand(): Command {
             process.stdout.write(`stored in geo.site_diagnoses (${warehouse.description})\n`);
             return d.status === 'failed' ? 1 : 0;
           } finally {
+            signals.dispose();
             await warehouse.close();
             await api.close();
           }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import type { Logger } from 'pino';
+import { InterruptedError, isInterruption } from '../abort.ts';
 import { isCalendarDay } from '../api/schemas/common.ts';
 import { UsageError, registerConfigSecrets } from '../app.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
@@ -30,6 +31,12 @@ export function parsePositiveInt(value: string): number {
 export function parseNonNegativeInt(value: string): number {
   if (!/^\d+$/.test(value))
     throw new InvalidArgumentError(`expected a whole number (0 or more), got "${value}"`);
+  return Number(value);
+}
+
+export function parsePort(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new InvalidArgumentError(`expected a TCP port (0 to 65535), got "${value}"`);
   return Number(value);
 }
 
@@ -88,6 +95,11 @@ export function loggerFor(config: Config): Logger {
 
 /** Turns any error into one clear message and the exit code that tells its kind. */
 export function exitOnError(e: unknown): never {
+  if (isInterruption(e)) {
+    // Stopped on purpose (SIGINT/SIGTERM): whatever was waiting ended with the signal's reason.
+    process.stderr.write(`${e instanceof Error ? e.message : 'interrupted'}\n`);
+    process.exit(EXIT.interrupted);
+  }
   if (e instanceof ConfigError) {
     for (const p of e.problems) process.stderr.write(`config: ${p}\n`);
     process.exit(EXIT.usage);
@@ -124,7 +136,12 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<number |
   };
 }
 
-/** SIGINT/SIGTERM: stop taking new work, let in-flight units settle, then exit. */
+/**
+ * SIGINT/SIGTERM: the one stop signal of the process. It aborts with an InterruptedError, which
+ * ends every wait at once (queue pause, backoff, AIMD gate, lock wait, polling) and the requests
+ * in flight; no new unit starts and units without their checkpoint are redone by the next run.
+ * Make it before anything that waits, and hand its signal to all of it.
+ */
 export function abortOnSignals(logger: Logger): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   let count = 0;
@@ -139,9 +156,9 @@ export function abortOnSignals(logger: Logger): { signal: AbortSignal; dispose()
     }
     logger.warn(
       { signal: sig },
-      'stopping: finishing in-flight work, no new units (signal again to exit at once)',
+      'stopping: every wait ends now, no new units (signal again to exit at once)',
     );
-    controller.abort(new Error(`interrupted by ${sig}`));
+    controller.abort(new InterruptedError(sig));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -3,10 +3,10 @@
  * simulator in-process, syncs its last few days into a DuckDB file, and prints rows per table,
  * the top brands by average rank per platform and the most cited domains.
  */
-import { rmSync } from 'node:fs';
 import { Command } from 'commander';
 import { createApi, openMigratedWarehouse, runLocked } from '../app.ts';
 import { loadConfig } from '../config.ts';
+import { removeDuckDBWarehouse } from '../load/index.ts';
 import { registerSecret } from '../log.ts';
 import { analystReport } from '../reports.ts';
 import { startSimulator } from '../simulator/index.ts';
@@ -42,10 +42,6 @@ export function demoCommand(): Command {
           apiKeys: [apiKey],
           executionsPerDay: opts.executionsPerDay,
         });
-        if (!opts.keep && opts.warehouse.startsWith('duckdb:')) {
-          const file = opts.warehouse.slice('duckdb:'.length);
-          for (const f of [file, `${file}.wal`]) rmSync(f, { force: true });
-        }
         // The simulator is local: no need for the polite defaults meant for the real API.
         const config = loadConfig({
           env: { ...process.env, GEO_API_KEY: undefined, GEO_EMAIL: undefined, GEO_PASSWORD: undefined },
@@ -59,6 +55,8 @@ export function demoCommand(): Command {
             logLevel: process.env.GEO_LOG_LEVEL || 'warn',
           },
         });
+        // Start fresh: a DuckDB demo warehouse is removed (a PostgreSQL one is kept as it is).
+        if (!opts.keep) await removeDuckDBWarehouse(config.warehouse);
         const logger = loggerFor(config);
         const api = createApi(config, logger);
         const warehouse = await openMigratedWarehouse(config, logger);

@@ -1,22 +1,28 @@
 /**
  * `geo-sync schedule`: a long-running process that syncs yesterday plus the look-back window on a
  * cron schedule in Asia/Shanghai time. Runs never overlap (a tick while a run is going is
- * skipped and logged; across processes the warehouse lock refuses the second). SIGINT/SIGTERM
- * stop taking new units, let in-flight ones finish or be abandoned without their checkpoint, and
- * exit.
+ * skipped and logged; across processes the warehouse lock refuses the second). The warehouse is
+ * open only while a run goes, so BI tools can open a DuckDB file between runs. SIGINT/SIGTERM
+ * end every wait of a run going at once (units without their checkpoint are redone next time)
+ * and exit.
  */
 import { Command } from 'commander';
 import cron from 'node-cron';
+import { isInterruption } from '../abort.ts';
 import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
+import { WarehouseLockedError } from '../load/errors.ts';
 import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
+import { serveMetrics, SyncMetrics, type MetricsServer } from '../sync/metrics.ts';
 import { scheduledDates } from '../sync/planner.ts';
 import { formatSummary } from '../sync/summary.ts';
 import {
+  abortOnSignals,
   action,
   configFrom,
   loggerFor,
   parseNonNegativeInt,
+  parsePort,
   withCommonOptions,
   type CommonOpts,
 } from './common.ts';
@@ -25,6 +31,8 @@ interface ScheduleOpts extends CommonOpts {
   cron?: string;
   lookbackDays?: number;
   runNow?: boolean;
+  metricsPort?: number;
+  metricsHost: string;
 }
 
 export function scheduleCommand(): Command {
@@ -37,6 +45,12 @@ export function scheduleCommand(): Command {
       parseNonNegativeInt,
     )
     .option('--run-now', 'also run once at start', false)
+    .option(
+      '--metrics-port <n>',
+      'serve Prometheus metrics at http://HOST:N/metrics (0: any free port, logged)',
+      parsePort,
+    )
+    .option('--metrics-host <addr>', 'address the metrics server listens on', '0.0.0.0')
     .action(
       action(async (opts: ScheduleOpts) => {
         const config = configFrom(opts, { schedule: opts.cron, lookbackDays: opts.lookbackDays });
@@ -46,9 +60,28 @@ export function scheduleCommand(): Command {
           );
         }
         const logger = loggerFor(config);
-        const api = createApi(config, logger);
-        const warehouse = await openMigratedWarehouse(config, logger);
-        const controller = new AbortController();
+        const signals = abortOnSignals(logger);
+        const api = createApi(config, logger, { signal: signals.signal });
+        // Opened once at start so a bad target or a failed migration shows at once, then closed:
+        // between runs the warehouse is not held, so a BI tool can open the DuckDB file.
+        await (await openMigratedWarehouse(config, logger)).close();
+        const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
+        let metricsServer: MetricsServer | null = null;
+        if (metrics) {
+          try {
+            metricsServer = await serveMetrics(metrics.registry, {
+              port: opts.metricsPort!,
+              host: opts.metricsHost,
+            });
+          } catch (e) {
+            signals.dispose();
+            await api.close();
+            throw new UsageError(
+              `--metrics-port ${opts.metricsPort}: cannot listen on ${opts.metricsHost} (${(e as Error).message}); choose another port`,
+            );
+          }
+          logger.info({ url: metricsServer.url }, `metrics at ${metricsServer.url}`);
+        }
         let running: Promise<void> | null = null;
         let lastCode: number = EXIT.success;
 
@@ -57,28 +90,45 @@ export function scheduleCommand(): Command {
             logger.warn('previous run still going: this tick is skipped');
             return;
           }
+          if (signals.signal.aborted) return;
           const dates = scheduledDates(new Date(), config.lookbackDays);
           running = (async () => {
             try {
-              const summary = await runLocked(api, warehouse, config, logger, {
-                kind: 'schedule',
-                dates,
-                customers: config.customers,
-                force: false,
-                args: {
-                  schedule: config.schedule,
-                  lookbackDays: config.lookbackDays,
-                  dates: `${dates[0]}..${dates[dates.length - 1]}`,
-                },
-                waitForLockMs: 0,
-                signal: controller.signal,
+              // Held only while the run goes (a BI tool holding the file delays it up to 60 s).
+              const warehouse = await openMigratedWarehouse(config, logger, {
+                lockWaitMs: 60_000,
+                signal: signals.signal,
               });
-              lastCode = exitCodeOf(summary.status);
-              logger.info({ runId: summary.runId, status: summary.status }, formatSummary(summary));
+              try {
+                const summary = await runLocked(api, warehouse, config, logger, {
+                  kind: 'schedule',
+                  dates,
+                  customers: config.customers,
+                  force: false,
+                  args: {
+                    schedule: config.schedule,
+                    lookbackDays: config.lookbackDays,
+                    dates: `${dates[0]}..${dates[dates.length - 1]}`,
+                  },
+                  waitForLockMs: 0,
+                  signal: signals.signal,
+                });
+                lastCode = exitCodeOf(summary.status);
+                metrics?.observeRun(summary);
+                logger.info({ runId: summary.runId, status: summary.status }, formatSummary(summary));
+              } finally {
+                await warehouse.close();
+                logger.info('warehouse closed until the next run');
+              }
             } catch (e) {
-              if (e instanceof LockHeldError) logger.warn(e.message);
-              else logger.error({ err: e }, 'scheduled run failed');
-              lastCode = EXIT.failure;
+              if (isInterruption(e)) lastCode = EXIT.interrupted;
+              else {
+                const locked = e instanceof LockHeldError || e instanceof WarehouseLockedError;
+                if (locked) logger.warn(e.message);
+                else logger.error({ err: e }, 'scheduled run failed');
+                metrics?.observeError(locked ? 'locked' : 'failed');
+                lastCode = EXIT.failure;
+              }
             } finally {
               running = null;
             }
@@ -93,19 +143,21 @@ export function scheduleCommand(): Command {
         );
         if (opts.runNow) void runOnce();
 
+        // SIGINT/SIGTERM: no more ticks; a run going ends at once (its waits end with the signal).
         await new Promise<void>((resolve) => {
-          const stop = (sig: NodeJS.Signals) => {
-            logger.warn({ signal: sig }, 'stopping the scheduler');
+          const stop = () => {
             void task.stop();
-            controller.abort(new Error(`interrupted by ${sig}`));
             const waitRun: Promise<void> = running ?? Promise.resolve();
             void waitRun.finally(resolve);
           };
-          process.once('SIGINT', stop);
-          process.once('SIGTERM', stop);
+          if (signals.signal.aborted) stop();
+          else signals.signal.addEventListener('abort', stop, { once: true });
         });
-        await warehouse.close();
+        await metricsServer?.close();
+        signals.dispose();
         await api.close();
+        // A stop between runs is the scheduler's normal end; one that cut a run short is not.
+        if (lastCode === EXIT.interrupted) return EXIT.interrupted;
         return lastCode === EXIT.failure ? EXIT.failure : EXIT.success;
       }),
     );

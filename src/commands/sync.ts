@@ -10,6 +10,7 @@ import { createProgressReporter } from '../sync/progress.ts';
 import { formatSummary } from '../sync/summary.ts';
 import type { RunKind } from '../transform/rows.ts';
 import { daysBetween, shanghaiYesterday } from '../transform/time.ts';
+import { runDistributedBackfill } from './worker.ts';
 import {
   abortOnSignals,
   action,
@@ -63,7 +64,8 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     ...(showBar && !opts.logLevel && !process.env.GEO_LOG_LEVEL ? { logLevel: 'warn' } : {}),
   });
   const logger = loggerFor(config);
-  const api = createApi(config, logger);
+  const signals = abortOnSignals(logger);
+  const api = createApi(config, logger, { signal: signals.signal });
   const args = {
     dates: dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`,
     customers: config.customers,
@@ -71,7 +73,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
   };
   try {
     if (opts.dryRun) {
-      const warehouse = await openWarehouse(config.warehouse, { logger });
+      const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
       try {
         const scope = await resolveScope(api.port, config.customers);
         const finished = await warehouse.finishedUnits(dates).catch(() => new Set<string>());
@@ -102,10 +104,12 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       }
     }
 
+    // Said before the open: a DuckDB file another process holds makes it wait (--wait-for-lock).
+    logger.info('opening the warehouse');
     const warehouse = await openMigratedWarehouse(config, logger, {
       lockWaitMs: Math.max(2000, (opts.waitForLock ?? 0) * 1000),
+      signal: signals.signal,
     });
-    const signals = abortOnSignals(logger);
     const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
     try {
       const summary = await runLocked(api, warehouse, config, logger, {
@@ -123,10 +127,10 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       return exitCodeOf(summary.status);
     } finally {
       progress?.stop();
-      signals.dispose();
       await warehouse.close();
     }
   } finally {
+    signals.dispose();
     await api.close();
   }
 }
@@ -147,9 +151,18 @@ export function backfillCommand(): Command {
     .description('sync every day from --from to --to, both inclusive; finished units are skipped')
     .requiredOption('--from <YYYY-MM-DD>', 'first day', parseDay)
     .requiredOption('--to <YYYY-MM-DD>', 'last day (inclusive)', parseDay)
+    .option(
+      '--distributed',
+      'queue one job per unit in PostgreSQL for `geo-sync worker` processes instead of running here',
+      false,
+    )
+    .option('--wait', 'with --distributed: follow the jobs until all finished, then print the summary', false)
     .action(
-      action(async (opts: SyncOpts & { from: string; to: string }) => {
+      action(async (opts: SyncOpts & { from: string; to: string; distributed?: boolean; wait?: boolean }) => {
         if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
+        if (opts.wait && !opts.distributed) throw new UsageError('--wait goes with --distributed');
+        if (opts.distributed && !opts.dryRun)
+          return runDistributedBackfill(daysBetween(opts.from, opts.to), opts);
         return runDates('backfill', daysBetween(opts.from, opts.to), opts);
       }),
     );

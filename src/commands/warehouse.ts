@@ -1,6 +1,8 @@
 /** `geo-sync migrate` and `geo-sync runs`. */
 import { Command } from 'commander';
-import { openWarehouse } from '../load/index.ts';
+import { migrateQueue, QUEUE_SCHEMA, queueExists, withClient } from '../distributed/queue.ts';
+import { backfillStatusLines } from '../distributed/wait.ts';
+import { openWarehouse, parseWarehouseTarget } from '../load/index.ts';
 import {
   action,
   configFrom,
@@ -16,12 +18,19 @@ export function migrateCommand(): Command {
     .action(
       action(async (opts: CommonOpts) => {
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config) });
+        const logger = loggerFor(config);
+        const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
         try {
           const r = await warehouse.migrate();
           process.stdout.write(
             `${warehouse.description}: applied ${r.applied.length} migration(s)${r.applied.length ? ` (${r.applied.join(', ')})` : ''}, ${r.alreadyApplied.length} already applied\n`,
           );
+          // PostgreSQL: the job queue of distributed backfills, in its own schema.
+          const target = parseWarehouseTarget(config.warehouse);
+          if (target.dialect === 'postgres') {
+            await migrateQueue(target.url, config, logger);
+            process.stdout.write(`job queue: schema ${QUEUE_SCHEMA} ready\n`);
+          }
         } finally {
           await warehouse.close();
         }
@@ -37,7 +46,10 @@ export function runsCommand(): Command {
     .action(
       action(async (opts: CommonOpts & { limit: number; json: boolean }) => {
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config) });
+        const warehouse = await openWarehouse(config.warehouse, {
+          logger: loggerFor(config),
+          duckdb: config.duckdb,
+        });
         try {
           await warehouse.migrate();
           const runs = await warehouse.listRuns(opts.limit);
@@ -85,6 +97,15 @@ export function runsCommand(): Command {
                 .trimEnd() + '\n',
             );
           if (runs.length === 0) process.stdout.write('no runs yet\n');
+          // Distributed backfills: their jobs' states, including jobs kept as failed after their
+          // retries (a job whose worker died leaves no finished run row of its own).
+          const target = parseWarehouseTarget(config.warehouse);
+          if (target.dialect === 'postgres') {
+            const lines = await withClient(target.url, async (c) =>
+              (await queueExists(c)) ? backfillStatusLines(c, opts.limit) : [],
+            );
+            if (lines.length) process.stdout.write(['distributed backfills:', ...lines].join('\n') + '\n');
+          }
         } finally {
           await warehouse.close();
         }

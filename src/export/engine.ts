@@ -13,18 +13,15 @@ export interface Engine {
   close(): void;
 }
 
-/**
- * @default 128MB (the engine only stages and writes); GEO_DUCKDB_MEMORY_LIMIT overrides. Beyond
- * it DuckDB spills to the scratch folder.
- */
-const MEMORY_LIMIT = process.env.GEO_DUCKDB_MEMORY_LIMIT ?? '128MB';
+/** The engine only stages and writes: beyond this DuckDB spills to the scratch folder. */
+export const EXPORT_MEMORY_LIMIT = '128MB';
 
-export async function openEngine(tempDirectory: string): Promise<Engine> {
+export async function openEngine(tempDirectory: string, memoryLimit = EXPORT_MEMORY_LIMIT): Promise<Engine> {
   const instance = await DuckDBInstance.create(':memory:', {
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
     // Bounded, and spilling into the export's own scratch folder rather than growing.
-    memory_limit: MEMORY_LIMIT,
+    memory_limit: memoryLimit,
     // One writer thread: each thread of the parquet writer holds its own row group in memory,
     // and an export is bound by reading the warehouse, not by encoding.
     threads: '1',

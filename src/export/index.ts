@@ -26,6 +26,8 @@ export interface ExportOptions {
   readonly tables: readonly DataTable[];
   /** Days of the day-partitioned tables; unpartitioned tables are always exported whole. */
   readonly range?: DayRange;
+  /** The export engine's DuckDB buffer pool (DuckDB's syntax). @default "128MB" */
+  readonly memoryLimit?: string;
 }
 
 export interface ExportedTable {
@@ -41,7 +43,7 @@ export async function exportWarehouse(opts: ExportOptions): Promise<ExportedTabl
   const range = opts.range ?? {};
   await mkdir(out, { recursive: true });
   const scratch = await createScratch(out);
-  const engine = await openEngine(join(scratch, '.spill'));
+  const engine = await openEngine(join(scratch, '.spill'), opts.memoryLimit);
   let source: ExportSource | undefined;
   try {
     source =

@@ -10,6 +10,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 
 export function apiPortFromClient(client: GeoClient): ApiPort {
   return {
+    headroom: () => client.queue.whenHeadroom(),
     monitoringTasks: (customer_id) => client.all.customerProjects({ customer_id }),
     platformTasks: (project_id, customer_id) =>
       client.projectTasks(customer_id === null ? { project_id } : { project_id, customer_id }),
@@ -40,5 +41,6 @@ export function apiPortFromClient(client: GeoClient): ApiPort {
     siteDiagnosis: (customer_id) => client.getSiteDiagnosis({ project_id: customer_id }),
     balance: () => client.balance(),
     deductions: (params) => client.all.deductionDetails(params),
+    checkKey: () => client.user().then(() => undefined),
   };
 }

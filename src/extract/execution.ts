@@ -3,7 +3,7 @@
  * sources (all pages), product cards (all pages), screenshot, and the legacy enrichments.
  * The requests of one execution go out together through the shared queue.
  */
-import { isGeoApiError } from '../api/errors.ts';
+import { isGeoApiError, type GeoApiError } from '../api/errors.ts';
 import type { PromptResultItem, Screenshot, Source } from '../api/schemas/hierarchical.ts';
 import type { LegacySource, LegacyTaskDetail } from '../api/schemas/legacy.ts';
 import { emptyProducts, type ApiPort, type ProductsResult } from './port.ts';
@@ -15,6 +15,23 @@ export interface ExecutionBundle {
   products: ProductsResult;
   screenshot: Screenshot | null;
   detail: LegacyTaskDetail | null;
+  /** Children that could not be read this time; their stored rows are kept (ExecutionBatch.kept). */
+  unread: UnreadChild[];
+  /** Every single-execution read answered 404 (prompt/detail too): deleted upstream meanwhile. */
+  goneUpstream: boolean;
+}
+
+/** What the execution owns, by the endpoint that serves it. */
+export type ExecutionChild = 'sources' | 'screenshot' | 'products' | 'detail' | 'legacySources';
+
+/**
+ * A child whose endpoint answered 404 although task/results listed the execution (`not_found`),
+ * or answered a known field that does not match the spec and will not on a retry (`invalid`).
+ */
+export interface UnreadChild {
+  child: ExecutionChild;
+  kind: 'not_found' | 'invalid';
+  error: GeoApiError;
 }
 
 export interface BundleOptions {
@@ -22,49 +39,51 @@ export interface BundleOptions {
   executionTimes: boolean;
 }
 
-/** The execution was deleted upstream between the daily list and its own endpoints. */
-export class ExecutionGoneError extends Error {
-  readonly prompt_task_id: number;
-  constructor(prompt_task_id: number, cause: unknown) {
-    super(`execution ${prompt_task_id} is gone upstream (404)`, { cause });
-    this.name = 'ExecutionGoneError';
-    this.prompt_task_id = prompt_task_id;
-  }
-}
-
 const isNotFound = (e: unknown) => isGeoApiError(e) && e.code === 'NOT_FOUND';
+/** A response that does not match the schema: the server will answer the same again. */
+const isPermanentMismatch = (e: unknown) => isGeoApiError(e) && e.code === 'INVALID_RESPONSE' && !e.retryable;
 
+/**
+ * Reads the children of a listed execution. The listed item is real data (spec 2.5: an execution
+ * is returned even without an answer), so a child that answers 404 or a permanent mismatch never
+ * costs the execution: the child is reported in `unread` and the caller keeps what it stored.
+ * Anything else (retries exhausted, 401/403) fails the read as before.
+ */
 export async function fetchExecution(
   api: ApiPort,
   item: PromptResultItem,
   opts: BundleOptions,
 ): Promise<ExecutionBundle> {
   const id = item.prompt_task_id;
-  let notFound: unknown = null;
-  // A 404 on one child may mean "this execution has none" (a server may 404 a screenshot that
-  // was never taken) or "the execution is gone". Only prompt/detail can tell: asked only on 404.
-  const orAbsent = async <T>(p: Promise<T>, absent: T): Promise<T> => {
+  const unread: UnreadChild[] = [];
+  const read = async <T>(child: ExecutionChild, p: Promise<T>, absent: T): Promise<T> => {
     try {
       return await p;
     } catch (e) {
-      if (!isNotFound(e)) throw e;
-      notFound ??= e;
+      // A server may 404 a screenshot that was never taken: the listed item says there is none.
+      if (child === 'screenshot' && isNotFound(e) && item.screenshot_url === null) return absent;
+      if (isNotFound(e)) unread.push({ child, kind: 'not_found', error: e as GeoApiError });
+      else if (isPermanentMismatch(e)) unread.push({ child, kind: 'invalid', error: e as GeoApiError });
+      else throw e;
       return absent;
     }
   };
   const [sources, products, screenshot, detail, legacy] = await Promise.all([
-    orAbsent(api.sources(id), [] as Source[]),
-    orAbsent(api.products(id), emptyProducts()),
-    orAbsent<Screenshot | null>(api.screenshot(id), null),
-    opts.executionTimes ? orAbsent<LegacyTaskDetail | null>(api.legacyTaskDetail(id), null) : null,
-    opts.legacySources ? orAbsent<LegacySource[] | null>(api.legacySources(id), null) : null,
+    read('sources', api.sources(id), [] as Source[]),
+    read('products', api.products(id), emptyProducts()),
+    read<Screenshot | null>('screenshot', api.screenshot(id), null),
+    opts.executionTimes ? read<LegacyTaskDetail | null>('detail', api.legacyTaskDetail(id), null) : null,
+    opts.legacySources ? read<LegacySource[] | null>('legacySources', api.legacySources(id), null) : null,
   ]);
-  if (notFound) {
+  // Only for the run's counters and log: a listed execution whose own reads all answer 404 was
+  // deleted upstream meanwhile. It stays until its unit no longer lists it.
+  let goneUpstream = false;
+  if (unread.some((u) => u.kind === 'not_found')) {
     try {
       await api.promptDetail(id);
     } catch (e) {
-      if (isNotFound(e)) throw new ExecutionGoneError(id, e);
-      throw e;
+      if (!isNotFound(e)) throw e;
+      goneUpstream = true;
     }
   }
   return {
@@ -74,5 +93,7 @@ export async function fetchExecution(
     screenshot,
     detail,
     legacySources: legacy ? new Map(legacy.map((s) => [s.id, s])) : null,
+    unread,
+    goneUpstream,
   };
 }

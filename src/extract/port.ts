@@ -6,6 +6,7 @@
 import type { Balance, Deduction } from '../api/schemas/account.ts';
 import type { SiteDiagnosis } from '../api/schemas/diagnosis.ts';
 import type {
+  DisplayJson,
   MonitoringTask,
   PlatformTask,
   ProductCard,
@@ -33,8 +34,8 @@ export interface ProductsResult {
   total: number;
   supported: boolean | undefined;
   result_status: string | undefined;
-  field_order: string[] | undefined;
-  field_labels: Record<string, string> | undefined;
+  field_order: DisplayJson | undefined;
+  field_labels: DisplayJson | undefined;
 }
 
 /** An execution with no product data: what a 404 on prompt/products leaves, and where reading starts. */
@@ -50,6 +51,11 @@ export function emptyProducts(): ProductsResult {
 }
 
 export interface ApiPort {
+  /**
+   * Resolves when the request queue has room for more work (fewer waiting than it runs at once).
+   * The run starts its next unit then, so small units keep every slot busy. Absent: no gating.
+   */
+  headroom?(): Promise<void>;
   /** Every monitoring task of a page project (all pages). */
   monitoringTasks(customer_id: number): AsyncIterable<MonitoringTask>;
   platformTasks(project_id: number, customer_id: number | null): Promise<PlatformTask[]>;
@@ -67,4 +73,9 @@ export interface ApiPort {
   siteDiagnosis(customer_id: number): Promise<SiteDiagnosis>;
   balance(): Promise<Balance>;
   deductions(params: { start_date?: string }): AsyncIterable<Deduction>;
+  /**
+   * Asks whether the key itself is accepted (auth/user): resolves when it is, throws the
+   * refusal (401/403) when not. Tells a 403 of the key from a 403 on one task's data.
+   */
+  checkKey(): Promise<void>;
 }

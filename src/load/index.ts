@@ -4,12 +4,16 @@
  */
 import type { Logger } from 'pino';
 import { registerSecret, silentLogger } from '../log.ts';
-import { DuckDBWarehouse } from './duckdb/warehouse.ts';
-import { PostgresWarehouse } from './postgres/warehouse.ts';
+import { CoreWarehouse } from './core/warehouse.ts';
+import type { Driver } from './core/driver.ts';
+import { removeDatabaseFiles, type DuckDBSettings } from './duckdb/database.ts';
+import { DuckDBDriver } from './duckdb/driver.ts';
+import { PostgresDriver } from './postgres/driver.ts';
 import { parseWarehouseTarget } from './target.ts';
 import type { Warehouse } from './warehouse.ts';
 
 export { parseWarehouseTarget, maskPassword, WarehouseTargetError, type WarehouseTarget } from './target.ts';
+export type { DuckDBSettings } from './duckdb/database.ts';
 export * from './warehouse.ts';
 export { WarehouseLockedError } from './errors.ts';
 
@@ -22,6 +26,21 @@ export interface OpenWarehouseOptions {
    * DuckDB: how long to keep retrying while another process has the file open. @default 5000
    */
   readonly lockWaitMs?: number;
+  /** DuckDB: ends that wait at once (the process is stopping). */
+  readonly signal?: AbortSignal;
+  /** DuckDB: memory limit, spill directory, threads (the config's `duckdb`). */
+  readonly duckdb?: DuckDBSettings;
+}
+
+/**
+ * Deletes the DuckDB warehouse `target` names (its file and write-ahead log), so that the next
+ * open starts empty; false, and nothing done, for a PostgreSQL target.
+ */
+export async function removeDuckDBWarehouse(target: string): Promise<boolean> {
+  const t = parseWarehouseTarget(target);
+  if (t.dialect !== 'duckdb') return false;
+  await removeDatabaseFiles(t.path);
+  return true;
 }
 
 /**
@@ -31,17 +50,19 @@ export interface OpenWarehouseOptions {
 export async function openWarehouse(target: string, opts: OpenWarehouseOptions = {}): Promise<Warehouse> {
   const t = parseWarehouseTarget(target);
   const logger = opts.logger ?? silentLogger;
-  let warehouse: Warehouse;
+  let driver: Driver;
   if (t.dialect === 'duckdb') {
-    warehouse = await DuckDBWarehouse.open({
+    driver = await DuckDBDriver.open({
       path: t.path,
-      logger,
       ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.duckdb ? { settings: opts.duckdb } : {}),
     });
   } else {
     registerSecret(t.password);
-    warehouse = await PostgresWarehouse.open({ url: t.url, description: t.description, logger });
+    driver = await PostgresDriver.open({ url: t.url, description: t.description, logger });
   }
+  const warehouse: Warehouse = new CoreWarehouse(driver, logger);
   logger.debug({ warehouse: warehouse.description }, 'warehouse open');
   if (opts.migrate) {
     try {

@@ -1,7 +1,9 @@
 /**
- * The columns of every table of schema `geo`, in table order, with the kind of value each holds:
- * one description that both adapters read (COPY and Appender column lists, staging tables,
- * upsert statements). Kinds map to SQL types in sql/<dialect>/001_init.sql:
+ * Schema `geo`, described once: every table with its columns in table order, the kind of value
+ * each holds, whether it may be NULL, and its primary key. From this come the loaders' column
+ * lists (COPY, Appender, staging tables, upserts: core/, duckdb/, postgres/) and the drift check
+ * (test/load/schema-drift.test.ts compares it with what `migrate` creates from
+ * sql/<dialect>/001_init.sql on both dialects). Kinds map to SQL types:
  *
  * | kind        | PostgreSQL       | DuckDB          | JS value (rows.ts)            |
  * |-------------|------------------|-----------------|-------------------------------|
@@ -15,8 +17,9 @@
  * | money       | NUMERIC(18,4)    | DECIMAL(18,4)   | decimal string                |
  * | json        | JSONB            | JSON            | Json (SQL NULL for JS null)   |
  *
- * Each spec is typed by its row interface: a field added to rows.ts without a column here is a
- * compile error.
+ * A column is written `kind`, or `kind?` when it may be NULL. Each table is typed by its row
+ * interface (rows.ts): a field without a column, a column without a field, a kind that does not
+ * hold the field's JS type, or a NOT NULL column for a field that may be null is a compile error.
  */
 import type {
   BalanceSnapshotRow,
@@ -35,16 +38,36 @@ import type {
   RejectRow,
   SiteDiagnosisRow,
   SyncRunRow,
+  UnitFailureRow,
 } from '../transform/rows.ts';
+
+import type { Dialect } from './warehouse.ts';
 
 export type ColumnKind =
   'bigint' | 'integer' | 'double' | 'boolean' | 'text' | 'date' | 'timestamptz' | 'money' | 'json';
 
+/** The kinds that hold a JS value of type T. */
+type KindOf<T> = [T] extends [boolean]
+  ? 'boolean'
+  : [T] extends [number]
+    ? 'bigint' | 'integer' | 'double'
+    : [T] extends [string]
+      ? 'text' | 'date' | 'timestamptz' | 'money'
+      : 'json';
+
+/** How a field of type T may be described: nullable when T admits null (a non-null field may fill a nullable column). */
+type ColumnFor<T> = null extends T ? `${KindOf<NonNullable<T>>}?` : KindOf<T> | `${KindOf<T>}?`;
+
+/** The columns of a row interface R, by name. */
+export type Columns<R> = { readonly [K in keyof R & string]-?: ColumnFor<R[K]> };
+
 export interface Column<R> {
   readonly name: keyof R & string;
   readonly kind: ColumnKind;
+  readonly nullable: boolean;
 }
 
+/** What the loaders read: the columns a row carries, in table order. */
 export interface TableSpec<R> {
   /** Table name inside schema `geo`. */
   readonly table: string;
@@ -52,6 +75,8 @@ export interface TableSpec<R> {
   readonly key: readonly (keyof R & string)[];
   /** Every column a row carries, in table order (`synced_at` and serial ids excluded). */
   readonly columns: readonly Column<R>[];
+  /** The table has `synced_at`, which every upsert and update sets to now(). */
+  readonly synced: boolean;
 }
 
 /** Any table's spec, for code that needs names and kinds but not the row type. */
@@ -61,13 +86,72 @@ export interface AnyTableSpec {
   readonly columns: readonly { readonly name: string; readonly kind: ColumnKind }[];
 }
 
+/** A whole table as the DDL creates it (what the drift check compares). */
+export interface TableDef {
+  readonly table: string;
+  readonly primaryKey: readonly string[];
+  /** Every column in table order, `synced_at` and serial ids included. */
+  readonly columns: readonly {
+    readonly name: string;
+    readonly kind: ColumnKind;
+    readonly nullable: boolean;
+  }[];
+  /** The dialects whose DDL creates it. */
+  readonly dialects: readonly Dialect[];
+}
+
+export interface TableOptions {
+  /** The table has `synced_at TIMESTAMPTZ NOT NULL DEFAULT now()` last. @default true */
+  readonly synced?: boolean;
+  /** A serial BIGINT primary key that rows do not carry, first (sync_rejects.id). */
+  readonly serial?: string;
+  /** Columns written by other row interfaces (the legacy configuration), after the row's own. */
+  readonly also?: readonly TableSpec<never>[];
+  /** @default both */
+  readonly dialects?: readonly Dialect[];
+}
+
+/** A row interface's spec of (part of) a table. */
+export function columnsOf<R>(
+  table: string,
+  key: readonly (keyof R & string)[],
+  columns: Columns<R>,
+  synced = true,
+): TableSpec<R> {
+  const list = Object.entries<string>(columns).map(([name, text]) => ({
+    name: name as keyof R & string,
+    kind: text.replace(/\?$/, '') as ColumnKind,
+    nullable: text.endsWith('?'),
+  }));
+  return { table, key, columns: list, synced };
+}
+
+/** A table: its row interface's spec, and (in `def`) the whole table. */
 function defineTable<R>(
   table: string,
   key: readonly (keyof R & string)[],
-  kinds: { readonly [K in keyof R & string]-?: ColumnKind },
-): TableSpec<R> {
-  const columns = (Object.keys(kinds) as (keyof R & string)[]).map((name) => ({ name, kind: kinds[name] }));
-  return { table, key, columns };
+  columns: Columns<R>,
+  opts: TableOptions = {},
+): TableSpec<R> & { readonly def: TableDef } {
+  const spec = columnsOf<R>(table, key, columns, opts.synced ?? true);
+  const all: TableDef['columns'][number][] = [];
+  if (opts.serial) all.push({ name: opts.serial, kind: 'bigint', nullable: false });
+  for (const part of [spec as TableSpec<unknown>, ...(opts.also ?? [])]) {
+    for (const c of part.columns) {
+      const same = all.find((a) => a.name === c.name);
+      if (!same) all.push(c);
+      else if (same.kind !== c.kind)
+        throw new Error(`geo.${table}.${c.name} is described twice, differently`);
+    }
+  }
+  if (spec.synced) all.push({ name: 'synced_at', kind: 'timestamptz', nullable: false });
+  const def: TableDef = {
+    table,
+    primaryKey: opts.serial ? [opts.serial] : key,
+    columns: all,
+    dialects: opts.dialects ?? ['postgres', 'duckdb'],
+  };
+  return { ...spec, def };
 }
 
 /** Columns that are not part of the key: the ones an upsert overwrites. */
@@ -85,56 +169,62 @@ export function ident(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-export const MONITORING_TASKS = defineTable<MonitoringTaskRow>('monitoring_tasks', ['project_id'], {
+/** The legacy configuration columns of monitoring_tasks (updated, never inserted). */
+export const MONITORING_TASK_CONFIG = columnsOf<MonitoringTaskConfigRow>('monitoring_tasks', ['project_id'], {
   project_id: 'bigint',
-  customer_id: 'bigint',
-  project_name: 'text',
-  brand_cate_desc: 'text',
-  brand_desc_list: 'text',
-  status: 'integer',
-  status_name: 'text',
-  created_at: 'timestamptz',
-  task_count: 'integer',
-  prompts: 'json',
+  week_restart: 'integer?',
+  only_rank: 'integer?',
+  rank_match: 'integer?',
+  brand_urls: 'json?',
+  emails: 'json?',
 });
 
-/** The legacy configuration columns of monitoring_tasks (updated, never inserted). */
-export const MONITORING_TASK_CONFIG = defineTable<MonitoringTaskConfigRow>(
+/** The legacy per-platform prompts column of platform_tasks (updated, never inserted). */
+export const PLATFORM_TASK_PROMPTS = columnsOf<PlatformTaskPromptsRow>('platform_tasks', ['task_id'], {
+  task_id: 'bigint',
+  prompts: 'json?',
+});
+
+export const MONITORING_TASKS = defineTable<MonitoringTaskRow>(
   'monitoring_tasks',
   ['project_id'],
   {
     project_id: 'bigint',
-    week_restart: 'integer',
-    only_rank: 'integer',
-    rank_match: 'integer',
-    brand_urls: 'json',
-    emails: 'json',
+    customer_id: 'bigint?',
+    project_name: 'text',
+    brand_cate_desc: 'text',
+    brand_desc_list: 'text',
+    status: 'integer',
+    status_name: 'text',
+    created_at: 'timestamptz?',
+    task_count: 'integer',
+    prompts: 'json',
   },
+  { also: [MONITORING_TASK_CONFIG] },
 );
 
-export const PLATFORM_TASKS = defineTable<PlatformTaskRow>('platform_tasks', ['task_id'], {
-  task_id: 'bigint',
-  project_id: 'bigint',
-  customer_id: 'bigint',
-  task_name: 'text',
-  model_key: 'text',
-  model_name: 'text',
-  engine: 'text',
-  status: 'integer',
-  status_name: 'text',
-});
-
-/** The legacy per-platform prompts column of platform_tasks (updated, never inserted). */
-export const PLATFORM_TASK_PROMPTS = defineTable<PlatformTaskPromptsRow>('platform_tasks', ['task_id'], {
-  task_id: 'bigint',
-  prompts: 'json',
-});
+export const PLATFORM_TASKS = defineTable<PlatformTaskRow>(
+  'platform_tasks',
+  ['task_id'],
+  {
+    task_id: 'bigint',
+    project_id: 'bigint',
+    customer_id: 'bigint?',
+    task_name: 'text',
+    model_key: 'text',
+    model_name: 'text',
+    engine: 'text',
+    status: 'integer',
+    status_name: 'text',
+  },
+  { also: [PLATFORM_TASK_PROMPTS] },
+);
 
 export const PROMPT_EXECUTIONS = defineTable<PromptExecutionRow>('prompt_executions', ['prompt_task_id'], {
   prompt_task_id: 'bigint',
   task_id: 'bigint',
   project_id: 'bigint',
-  customer_id: 'bigint',
+  customer_id: 'bigint?',
   prompt_name: 'text',
   date_time: 'date',
   hours: 'integer',
@@ -142,14 +232,14 @@ export const PROMPT_EXECUTIONS = defineTable<PromptExecutionRow>('prompt_executi
   model: 'text',
   engine: 'text',
   brand_exposure: 'text',
-  screenshot_url: 'text',
+  screenshot_url: 'text?',
   result_status: 'text',
-  answer: 'text',
-  think: 'text',
+  answer: 'text?',
+  think: 'text?',
   rank_exposure: 'text',
   rank_exposure_number: 'text',
-  created_at: 'timestamptz',
-  updated_at: 'timestamptz',
+  created_at: 'timestamptz?',
+  updated_at: 'timestamptz?',
 });
 
 export const EXECUTION_RANKS = defineTable<ExecutionRankRow>(
@@ -160,9 +250,9 @@ export const EXECUTION_RANKS = defineTable<ExecutionRankRow>(
     ordinal: 'integer',
     brand: 'text',
     brand_short: 'text',
-    position: 'integer',
-    visibility: 'bigint',
-    score: 'bigint',
+    position: 'integer?',
+    visibility: 'bigint?',
+    score: 'bigint?',
   },
 );
 
@@ -171,17 +261,17 @@ export const EXECUTION_SOURCES = defineTable<ExecutionSourceRow>('execution_sour
   prompt_task_id: 'bigint',
   task_id: 'bigint',
   project_id: 'bigint',
-  customer_id: 'bigint',
+  customer_id: 'bigint?',
   url: 'text',
   title: 'text',
   domain: 'text',
   cite_index: 'text',
   snippet: 'text',
   upstream_task_id: 'text',
-  site_name: 'text',
-  site_icon: 'text',
-  published_at: 'text',
-  task_ai_id: 'text',
+  site_name: 'text?',
+  site_icon: 'text?',
+  published_at: 'text?',
+  task_ai_id: 'text?',
 });
 
 export const EXECUTION_SCREENSHOTS = defineTable<ExecutionScreenshotRow>(
@@ -191,7 +281,7 @@ export const EXECUTION_SCREENSHOTS = defineTable<ExecutionScreenshotRow>(
     prompt_task_id: 'bigint',
     task_id: 'bigint',
     project_id: 'bigint',
-    customer_id: 'bigint',
+    customer_id: 'bigint?',
     screenshot_status: 'integer',
     screenshot_url: 'text',
   },
@@ -202,52 +292,52 @@ export const EXECUTION_PRODUCTS = defineTable<ExecutionProductsRow>(
   ['prompt_task_id'],
   {
     prompt_task_id: 'bigint',
-    supported: 'boolean',
-    result_status: 'text',
+    supported: 'boolean?',
+    result_status: 'text?',
     total: 'integer',
-    field_order: 'json',
-    field_labels: 'json',
+    field_order: 'json?',
+    field_labels: 'json?',
   },
 );
 
 export const PRODUCT_CARDS = defineTable<ProductCardRow>('product_cards', ['prompt_task_id', 'position'], {
   prompt_task_id: 'bigint',
   position: 'integer',
-  card: 'json',
-  product_name: 'text',
-  price: 'text',
-  shop: 'text',
-  source: 'text',
-  link: 'text',
+  card: 'json?',
+  product_name: 'text?',
+  price: 'text?',
+  shop: 'text?',
+  source: 'text?',
+  link: 'text?',
 });
 
 export const SITE_DIAGNOSES = defineTable<SiteDiagnosisRow>('site_diagnoses', ['diagnosis_id'], {
   diagnosis_id: 'text',
   customer_id: 'bigint',
   status: 'text',
-  diagnosis_task_id: 'text',
-  result_ready: 'boolean',
-  progress_percent: 'double',
-  current_step: 'text',
-  error: 'json',
-  project_url: 'text',
-  url: 'text',
-  is_current_url: 'boolean',
-  composite_score: 'double',
-  summary_text: 'json',
-  top_issues: 'json',
-  quick_wins: 'json',
-  modules_summary: 'json',
-  platform_scores: 'json',
-  observation: 'json',
-  page_diagnostics: 'json',
-  result_json: 'json',
+  diagnosis_task_id: 'text?',
+  result_ready: 'boolean?',
+  progress_percent: 'double?',
+  current_step: 'text?',
+  error: 'json?',
+  project_url: 'text?',
+  url: 'text?',
+  is_current_url: 'boolean?',
+  composite_score: 'double?',
+  summary_text: 'json?',
+  top_issues: 'json?',
+  quick_wins: 'json?',
+  modules_summary: 'json?',
+  platform_scores: 'json?',
+  observation: 'json?',
+  page_diagnostics: 'json?',
+  result_json: 'json?',
   seen_at: 'timestamptz',
 });
 
 export const BALANCE_SNAPSHOTS = defineTable<BalanceSnapshotRow>('balance_snapshots', ['taken_at'], {
   taken_at: 'timestamptz',
-  run_id: 'text',
+  run_id: 'text?',
   user_id: 'bigint',
   user_name: 'text',
   amount: 'money',
@@ -264,41 +354,101 @@ export const DEDUCTIONS = defineTable<DeductionRow>('deductions', ['id'], {
   created_at: 'timestamptz',
 });
 
-export const SYNC_RUNS = defineTable<SyncRunRow>('sync_runs', ['run_id'], {
-  run_id: 'text',
-  kind: 'text',
-  args: 'json',
-  started_at: 'timestamptz',
-  finished_at: 'timestamptz',
-  status: 'text',
-  rows: 'json',
-  requests: 'bigint',
-  retries: 'bigint',
-  rate_limited: 'bigint',
-  rejects: 'bigint',
-  units_total: 'integer',
-  units_done: 'integer',
-  units_failed: 'integer',
-  error: 'text',
-});
+export const SYNC_RUNS = defineTable<SyncRunRow>(
+  'sync_runs',
+  ['run_id'],
+  {
+    run_id: 'text',
+    kind: 'text',
+    args: 'json?',
+    started_at: 'timestamptz',
+    finished_at: 'timestamptz?',
+    status: 'text',
+    rows: 'json?',
+    requests: 'bigint',
+    retries: 'bigint',
+    rate_limited: 'bigint',
+    rejects: 'bigint',
+    units_total: 'integer',
+    units_done: 'integer',
+    units_failed: 'integer',
+    error: 'text?',
+  },
+  { synced: false },
+);
 
-export const SYNC_CHECKPOINTS = defineTable<CheckpointRow>('sync_checkpoints', ['task_id', 'date'], {
-  task_id: 'bigint',
-  date: 'date',
-  run_id: 'text',
-  finished_at: 'timestamptz',
-  executions: 'integer',
-});
+export const SYNC_CHECKPOINTS = defineTable<CheckpointRow>(
+  'sync_checkpoints',
+  ['task_id', 'date'],
+  {
+    task_id: 'bigint',
+    date: 'date',
+    run_id: 'text',
+    finished_at: 'timestamptz',
+    executions: 'integer',
+  },
+  { synced: false },
+);
+
+/** The latest failure of each unit whose last attempt failed (`geo-sync state show`). */
+export const SYNC_UNIT_FAILURES = defineTable<UnitFailureRow>(
+  'sync_unit_failures',
+  ['task_id', 'date'],
+  { task_id: 'bigint', date: 'date', run_id: 'text', failed_at: 'timestamptz', error: 'text' },
+  { synced: false },
+);
 
 /** sync_rejects: keyed by its own serial `id`, which rows do not carry. */
-export const SYNC_REJECTS = defineTable<RejectRow>('sync_rejects', [], {
-  run_id: 'text',
-  endpoint: 'text',
-  params: 'json',
-  reason: 'text',
-  raw: 'json',
-  seen_at: 'timestamptz',
-});
+export const SYNC_REJECTS = defineTable<RejectRow>(
+  'sync_rejects',
+  [],
+  {
+    run_id: 'text',
+    endpoint: 'text',
+    params: 'json?',
+    reason: 'text',
+    raw: 'json?',
+    seen_at: 'timestamptz',
+  },
+  { synced: false, serial: 'id' },
+);
+
+/** The migration ledger (created by ./migrate.ts before any migration). */
+const SCHEMA_MIGRATIONS = defineTable<{ version: string; name: string; applied_at: string }>(
+  'schema_migrations',
+  ['version'],
+  { version: 'text', name: 'text', applied_at: 'timestamptz' },
+  { synced: false },
+);
+
+/** Who holds the no-overlap advisory lock (PostgreSQL only; written by postgres/advisory-lock.ts). */
+const SYNC_LOCK = defineTable<{ lock_key: number; holder: string; backend_pid: number; acquired_at: string }>(
+  'sync_lock',
+  ['lock_key'],
+  { lock_key: 'bigint', holder: 'text', backend_pid: 'integer', acquired_at: 'timestamptz' },
+  { synced: false, dialects: ['postgres'] },
+);
+
+/** Every table of schema `geo`, as `migrate` creates it. */
+export const GEO_TABLES: readonly TableDef[] = [
+  MONITORING_TASKS,
+  PLATFORM_TASKS,
+  PROMPT_EXECUTIONS,
+  EXECUTION_RANKS,
+  EXECUTION_SOURCES,
+  EXECUTION_SCREENSHOTS,
+  EXECUTION_PRODUCTS,
+  PRODUCT_CARDS,
+  SITE_DIAGNOSES,
+  BALANCE_SNAPSHOTS,
+  DEDUCTIONS,
+  SYNC_RUNS,
+  SYNC_CHECKPOINTS,
+  SYNC_UNIT_FAILURES,
+  SYNC_REJECTS,
+  SCHEMA_MIGRATIONS,
+  SYNC_LOCK,
+].map((t) => t.def);
 
 /** The children of an execution that a batch replaces, keyed by prompt_task_id. */
 export const EXECUTION_CHILD_TABLES = [
@@ -308,3 +458,6 @@ export const EXECUTION_CHILD_TABLES = [
   'execution_products',
   'product_cards',
 ] as const;
+
+/** The tables an execution batch writes (executions and their children). */
+export const EXECUTION_BATCH_TABLES = ['prompt_executions', ...EXECUTION_CHILD_TABLES] as const;

@@ -3,6 +3,7 @@
  * `postgresql://` URL. Descriptions never carry the password.
  */
 import { resolve } from 'node:path';
+import { maskUrlPassword } from '../redact.ts';
 
 export type WarehouseTarget =
   | { dialect: 'duckdb'; /** Absolute path of the database file. */ path: string; description: string }
@@ -20,23 +21,29 @@ const ACCEPTED =
 
 export class WarehouseTargetError extends Error {
   readonly code = 'BAD_WAREHOUSE_TARGET';
+  /** What is wrong, without the variable's name nor what is accepted. */
+  readonly detail: string;
   constructor(detail: string) {
     super(`GEO_WAREHOUSE: ${detail}; ${ACCEPTED}`);
     this.name = 'WarehouseTargetError';
+    this.detail = detail;
   }
 }
 
-/** `postgres://u:secret@h/db` -> `postgres://u:***@h/db`; also masks a `password` query parameter. */
-export function maskPassword(url: string): string {
+/** What is wrong with `target` (for the config's one-line message), or undefined when it parses. */
+export function warehouseTargetProblem(target: string): string | undefined {
   try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    if (u.searchParams.has('password')) u.searchParams.set('password', '***');
-    return u.toString();
-  } catch {
-    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*):[^@/]*@/i, '$1:***@');
+    parseWarehouseTarget(target);
+    return undefined;
+  } catch (e) {
+    if (e instanceof WarehouseTargetError)
+      return `expected duckdb:<file path> or a postgres:// URL: ${e.detail}`;
+    throw e;
   }
 }
+
+/** `postgres://u:secret@h/db` -> `postgres://u:***@h/db`: the one URL masker (redact.ts). */
+export const maskPassword = maskUrlPassword;
 
 export function parseWarehouseTarget(target: string, cwd: string = process.cwd()): WarehouseTarget {
   const text = target.trim();

@@ -1,6 +1,7 @@
 /**
- * The one Warehouse interface, implemented by load/postgres and load/duckdb. Callers (the sync)
- * never see SQL dialects; every write is idempotent by the API's own keys.
+ * The one Warehouse interface, implemented once by load/core over the drivers of load/postgres
+ * and load/duckdb. Callers (the sync) never see SQL dialects; every write is idempotent by the
+ * API's own keys.
  */
 import type {
   BalanceSnapshotRow,
@@ -15,7 +16,10 @@ import type {
   RejectRow,
   SiteDiagnosisRow,
   SyncRunRow,
+  UnitFailureRow,
 } from '../transform/rows.ts';
+
+export type { UnitFailureRow };
 
 export type Dialect = 'postgres' | 'duckdb';
 
@@ -55,6 +59,20 @@ export interface UnitCompletion {
   checkpoint: CheckpointRow;
 }
 
+/** What the warehouse records about the units of some days (`geo-sync state`). */
+export interface UnitRecords {
+  checkpoints: CheckpointRow[];
+  failures: UnitFailureRow[];
+}
+
+/** What forgetUnits removed. */
+export interface ForgottenUnits {
+  /** The units whose checkpoint was deleted, oldest day first, then by task. */
+  checkpoints: { task_id: number; date: string }[];
+  /** Failure records deleted with them. */
+  failures: number;
+}
+
 export interface LockResult {
   acquired: boolean;
   /** Who holds it when not acquired (pid@host since time), if known. */
@@ -89,6 +107,18 @@ export interface Warehouse {
   completeUnit(unit: UnitCompletion): Promise<void>;
   /** Finished units among the given dates, as `${task_id}|${date}` keys. */
   finishedUnits(dates: readonly string[]): Promise<Set<string>>;
+  /** Records failed units (the latest failure per unit is kept). */
+  recordUnitFailures(rows: readonly UnitFailureRow[]): Promise<void>;
+  /** Checkpoints and failure records of the units dated `from`..`to` (inclusive). */
+  unitRecords(from: string, to: string): Promise<UnitRecords>;
+  /**
+   * One transaction: deletes the checkpoints and failure records of the units dated
+   * `from`..`to` (of the given platform tasks only, when any are given), so the next run
+   * re-reads them. Their rows stay until then.
+   */
+  forgetUnits(from: string, to: string, taskIds?: readonly number[]): Promise<ForgottenUnits>;
+  /** Every platform task the warehouse knows (geo.platform_tasks), ascending. */
+  platformTaskIds(): Promise<number[]>;
 
   upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<void>;
   insertBalanceSnapshot(row: BalanceSnapshotRow): Promise<void>;
@@ -109,6 +139,11 @@ export interface Warehouse {
   /** The no-overlap lock (issue 4): one geo-sync sync per warehouse at a time. */
   tryLock(holder: string): Promise<LockResult>;
   unlock(): Promise<void>;
+  /**
+   * Calls `listener` (once) if the lock held is lost without unlock(): PostgreSQL's session lock
+   * dies with its connection. Returns the unsubscribe. Absent where a lock cannot be lost.
+   */
+  onLockLost?(listener: (cause: unknown) => void): () => void;
 
   close(): Promise<void>;
 }

@@ -208,6 +208,24 @@ export function screenshotOf(ref: ExecRef): ScreenshotRecord | null {
   };
 }
 
+/**
+ * What prompt/screenshot serves (2.7): the screenshot, or for an execution without one the same
+ * object with an empty `screenshot_url` (2.7 gives it as a string) and status 0. The execution
+ * exists, so the answer is 200, not 404.
+ */
+export function screenshotObjectOf(ref: ExecRef): ScreenshotRecord {
+  return (
+    screenshotOf(ref) ?? {
+      customer_id: ref.pt.mt.customer_id,
+      project_id: ref.pt.mt.project_id,
+      task_id: ref.pt.task_id,
+      prompt_task_id: ref.prompt_task_id,
+      screenshot_status: 0,
+      screenshot_url: '',
+    }
+  );
+}
+
 /** 12345 -> "12,345" (Intl is too slow for the request path). */
 function thousands(n: number): string {
   const s = String(n);

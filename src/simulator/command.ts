@@ -61,6 +61,7 @@ export interface SimulateFlags {
   slowMs?: number;
   diagnosisStepMs: number;
   unstableTotals?: boolean;
+  unknownMembers?: boolean;
 }
 
 /** Parsed flags -> simulator options. */
@@ -75,6 +76,7 @@ export function toSimulatorOptions(f: SimulateFlags): SimulatorOptions {
   if (f.malformedRate !== undefined) faults.malformedRate = f.malformedRate;
   if (f.slowRate !== undefined) faults.slowRate = f.slowRate;
   if (f.slowMs !== undefined) faults.slowMs = f.slowMs;
+  if (f.unknownMembers) faults.unknownMembers = true;
   const opts: SimulatorOptions = {
     host: f.host,
     port: f.port,
@@ -114,6 +116,9 @@ export function simulateCommand(): Command {
     .option('--slow-ms <n>', 'delay of slow requests', nonNegative)
     .option('--diagnosis-step-ms <n>', 'duration of each site-diagnosis state', integer(1), 15_000)
     .addOption(new Option('--unstable-totals', 'vary `total` of paged responses between pages'))
+    .addOption(
+      new Option('--unknown-members', 'add members the spec does not name to every JSON object sent'),
+    )
     .exitOverride((err: CommanderError) => {
       // Help and version are not errors; every usage error exits 2 after commander's one line.
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(0);

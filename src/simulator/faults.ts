@@ -23,6 +23,21 @@ export interface FaultOptions {
   /** 0..1 share delayed by slowMs. */
   slowRate?: number;
   slowMs?: number;
+  /**
+   * task/results serves at most this many items per page whatever `per_page` asks (a real server
+   * may cap below the spec's 100); `per_page` and `last_page` of the answer say so.
+   */
+  resultsPerPageCap?: number;
+  /**
+   * Add members the spec does not name (a number, a null, a nested object) to every JSON object
+   * sent, maps included: what a server that gained fields looks like to a client.
+   */
+  unknownMembers?: boolean;
+  /**
+   * Platform tasks the key sees listed but may not read: `task/results`, `task/prompts` and
+   * `task/info` with one of these `task_id`s answer 403.
+   */
+  forbiddenTaskIds?: number[];
 }
 
 export type Fate =
@@ -55,6 +70,7 @@ export class FaultInjector {
   private readonly rng: Rng;
   private windows = new Map<string, Window>();
   private active = false;
+  private forbidden: ReadonlySet<number> = new Set();
 
   constructor(seed: number, opts: FaultOptions = {}) {
     this.rng = Rng.of(seed, tag('faults'));
@@ -64,6 +80,7 @@ export class FaultInjector {
   set(opts: FaultOptions): void {
     this.opts = { ...opts };
     this.windows = new Map();
+    this.forbidden = new Set(opts.forbiddenTaskIds ?? []);
     const o = this.opts;
     this.active = Boolean(
       o.latencyMs ||
@@ -73,6 +90,14 @@ export class FaultInjector {
       o.malformedRate ||
       (o.slowRate && o.slowMs),
     );
+  }
+
+  get resultsPerPageCap(): number | undefined {
+    return this.opts.resultsPerPageCap;
+  }
+
+  get unknownMembers(): boolean {
+    return this.opts.unknownMembers ?? false;
   }
 
   get retryAfterSeconds(): number {
@@ -101,6 +126,11 @@ export class FaultInjector {
     return false;
   }
 
+  /** Whether a request with this `task_id` is refused with 403 (see forbiddenTaskIds). */
+  forbidsTask(taskId: string | undefined): boolean {
+    return this.forbidden.size > 0 && taskId !== undefined && this.forbidden.has(Number(taskId));
+  }
+
   decide(): Decision {
     if (!this.active) return NO_FAULT;
     const o = this.opts;
@@ -117,4 +147,24 @@ export class FaultInjector {
     if (slow) delay += o.slowMs ?? 0;
     return { fate, delayMs: Math.max(0, delay), slow };
   }
+}
+
+/**
+ * The members `unknownMembers` adds. Their names are not in the spec, so a client that keeps
+ * payloads as JSON keeps them, and one that reads named fields never sees them.
+ */
+export const UNKNOWN_MEMBERS: Readonly<Record<string, unknown>> = Object.freeze({
+  sim_extra_number: 3,
+  sim_extra_null: null,
+  sim_extra_nested: { level: 1, list: [1, 'two', null, { deep: true }], empty: {} },
+});
+
+/** A copy of a JSON value with UNKNOWN_MEMBERS added to every object in it, at any depth. */
+export function withUnknownMembers(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withUnknownMembers);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = withUnknownMembers(v);
+  // structuredClone: a client that mutates what it parsed cannot change the next response.
+  return Object.assign(out, structuredClone(UNKNOWN_MEMBERS));
 }

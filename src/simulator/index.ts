@@ -97,6 +97,16 @@ export function validateFaults(f: FaultOptions): void {
   checkRate('faults.resetRate', f.resetRate);
   checkRate('faults.malformedRate', f.malformedRate);
   checkRate('faults.slowRate', f.slowRate);
+  if (f.resultsPerPageCap !== undefined)
+    check(
+      Number.isInteger(f.resultsPerPageCap) && f.resultsPerPageCap >= 1,
+      'faults.resultsPerPageCap must be a positive integer',
+    );
+  if (f.forbiddenTaskIds !== undefined)
+    check(
+      Array.isArray(f.forbiddenTaskIds) && f.forbiddenTaskIds.every((id) => Number.isSafeInteger(id)),
+      'faults.forbiddenTaskIds must be a list of integers',
+    );
 }
 
 /** The world alone, without a server (tests of ground truth, dayTotals at scale). */

@@ -9,12 +9,25 @@ export function taskDayKey(ordinal: number, day: number): number {
   return ordinal * 32_768 + day;
 }
 
+/** The children an execution's own endpoints serve (prompt/... and the legacy task/... forms). */
+export type ExecutionChild = 'detail' | 'result' | 'sources' | 'screenshot' | 'products';
+/** The children that can be served invalid (corruptChild). */
+export type CorruptibleChild = 'sources' | 'screenshot' | 'products';
+
 export class Overlay {
   readonly answers = new Map<number, string | null>();
   readonly deleted = new Set<number>();
   readonly corrupted = new Set<number>();
   /** prompt_task_id -> removed source indexes. */
   readonly removedSources = new Map<number, Set<number>>();
+  /** prompt_task_id -> children served with a wrong-typed known field. */
+  readonly corruptChildren = new Map<number, Set<CorruptibleChild>>();
+  /** prompt_task_id -> children whose endpoints answer 404 although the execution is listed. */
+  readonly hiddenChildren = new Map<number, Set<ExecutionChild>>();
+  /** (ordinal, day) -> k that moves to the head of its list once a task/results page is served. */
+  readonly headArmed = new Map<number, number>();
+  /** (ordinal, day) -> k listed first (moved there between two pages). */
+  readonly headMoved = new Map<number, number>();
   /** (ordinal, day) -> deleted k, so a list with no deletion stays a plain index range. */
   private readonly deletedByTaskDay = new Map<number, Set<number>>();
 
@@ -24,6 +37,10 @@ export class Overlay {
     this.corrupted.clear();
     this.removedSources.clear();
     this.deletedByTaskDay.clear();
+    this.corruptChildren.clear();
+    this.hiddenChildren.clear();
+    this.headArmed.clear();
+    this.headMoved.clear();
   }
 
   delete(promptTaskId: number): void {
@@ -34,6 +51,12 @@ export class Overlay {
     const set = this.deletedByTaskDay.get(key) ?? new Set<number>();
     set.add(c.k);
     this.deletedByTaskDay.set(key, set);
+  }
+
+  addChild<C>(map: Map<number, Set<C>>, promptTaskId: number, child: C): void {
+    const set = map.get(promptTaskId) ?? new Set<C>();
+    set.add(child);
+    map.set(promptTaskId, set);
   }
 
   deletedKs(ordinal: number, day: number): ReadonlySet<number> | undefined {

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AuthStore } from './auth.ts';
 import type { Decision, FaultInjector } from './faults.ts';
+import { withUnknownMembers } from './faults.ts';
 import type { Reply } from './http.ts';
 import { ParamError, Params, fail, invalid, parseQuery } from './http.ts';
 import type { Ctx } from './routes/context.ts';
@@ -19,6 +20,8 @@ import type { Stats } from './stats.ts';
 import type { SimWorld } from './world.ts';
 
 const MAX_BODY = 1 << 20;
+/** Endpoints read per platform task, which `faults.forbiddenTaskIds` can refuse with 403. */
+const FORBIDDEN_CAPABLE: ReadonlySet<string> = new Set(['taskResults', 'taskPrompts', 'taskInfo']);
 const JSON_HEADERS = 'application/json; charset=utf-8';
 
 export interface ServerDeps {
@@ -87,10 +90,13 @@ export async function listen(deps: ServerDeps, host: string, port: number): Prom
     if (!route) return fail(404, 'Not Found');
     if (route.auth && !auth.isValid(token))
       return { status: 401, body: { success: false, message: 'Unauthenticated.' } };
+    if (FORBIDDEN_CAPABLE.has(route.name) && faults.forbidsTask(parseQuery(query).task_id))
+      return fail(403, 'This action is unauthorized.');
     const ctx: Ctx = {
       world,
       auth,
       unstableTotals: deps.unstableTotals,
+      resultsPerPageCap: deps.faults.resultsPerPageCap,
       query: new Params(query === '' ? {} : parseQuery(query)),
       body,
       token,
@@ -127,8 +133,10 @@ export async function listen(deps: ServerDeps, host: string, port: number): Prom
         stats.faults.malformed++;
         sendMalformed(res, answer(route, query, token, body), d.fate.truncate);
         return;
-      case 'ok':
-        send(res, answer(route, query, token, body));
+      case 'ok': {
+        const reply = answer(route, query, token, body);
+        send(res, faults.unknownMembers ? { ...reply, body: withUnknownMembers(reply.body) } : reply);
+      }
     }
   }
 

@@ -27,7 +27,7 @@ import {
 import type { BalanceWire, DeductionWire } from './finance.ts';
 import { Finance } from './finance.ts';
 import { decodePromptTaskId, decodeSourceId } from './ids.ts';
-import { Overlay } from './mutations.ts';
+import { Overlay, taskDayKey, type CorruptibleChild, type ExecutionChild } from './mutations.ts';
 import { STATUS_NAMES } from './platforms.ts';
 import { hash2 } from './rng.ts';
 import { dayNumber, shanghaiDateTime, todayNumber, ymdOfDay } from './time.ts';
@@ -58,7 +58,7 @@ export interface DayTotals {
   ranks: number;
   sources: number;
   productCards: number;
-  /** Executions with a screenshot (prompt/screenshot answers 404 for the others). */
+  /** Executions with a screenshot (prompt/screenshot answers an empty `screenshot_url` for the others). */
   screenshots: number;
   /** Executions with result_status missing. */
   missingResults: number;
@@ -74,6 +74,22 @@ export interface WorldMutations {
   deleteExecution(promptTaskId: number): void;
   /** Served in task/results and task/prompts with `hours: "abc"`. */
   corruptExecution(promptTaskId: number): void;
+  /**
+   * This child's endpoint (prompt/searches, prompt/screenshot or prompt/products) answers 200 with
+   * a known field of the wrong type: a permanent, not retryable mismatch.
+   */
+  corruptChild(promptTaskId: number, child: CorruptibleChild): void;
+  /**
+   * The execution stays listed by task/results and task/prompts, but this child's endpoints
+   * (hierarchical and legacy forms) answer 404.
+   */
+  hideChild(promptTaskId: number, child: ExecutionChild): void;
+  /**
+   * Offset paging under a changing list: once the next task/results page of the execution's unit
+   * has been served, the execution moves to the head of the unit's list (task/results,
+   * task/prompts, legacy task/list), as if it were inserted there between two pages.
+   */
+  moveToHeadBetweenPages(promptTaskId: number): void;
   /** Drop every mutation, and legacy creates/edits. */
   reset(): void;
 }
@@ -157,6 +173,18 @@ export class SimWorld implements World {
       corruptExecution: (id) => {
         this.mustResolve(id);
         this.overlay.corrupted.add(id);
+      },
+      corruptChild: (id, child) => {
+        this.mustResolve(id);
+        this.overlay.addChild(this.overlay.corruptChildren, id, child);
+      },
+      hideChild: (id, child) => {
+        this.mustResolve(id);
+        this.overlay.addChild(this.overlay.hiddenChildren, id, child);
+      },
+      moveToHeadBetweenPages: (id) => {
+        const ref = this.mustResolve(id);
+        this.overlay.headArmed.set(taskDayKey(ref.pt.ordinal, ref.day), ref.k);
       },
       reset: () => {
         this.overlay.clear();
@@ -362,9 +390,12 @@ export class SimWorld implements World {
   visible(pt: PlatformTaskDef, day: number): { count: number; kAt: (i: number) => number } {
     const n = this.inHistory(day) ? this.model.count(pt, day) : 0;
     const deleted = pt.ordinal > 0 ? this.overlay.deletedKs(pt.ordinal, day) : undefined;
-    if (!deleted || deleted.size === 0) return { count: n, kAt: (i) => i };
+    const head =
+      this.overlay.headMoved.size > 0 ? this.overlay.headMoved.get(taskDayKey(pt.ordinal, day)) : undefined;
+    if ((!deleted || deleted.size === 0) && head === undefined) return { count: n, kAt: (i) => i };
     const ks: number[] = [];
-    for (let k = 0; k < n; k++) if (!deleted.has(k)) ks.push(k);
+    for (let k = 0; k < n; k++) if (!deleted?.has(k) && k !== head) ks.push(k);
+    if (head !== undefined && head < n && !deleted?.has(head)) ks.unshift(head);
     return { count: ks.length, kAt: (i) => ks[i] as number };
   }
 
@@ -404,6 +435,32 @@ export class SimWorld implements World {
 
   executionItem(ref: ExecRef): WirePromptExecution {
     return executionOf(ref);
+  }
+
+  /** corruptChild: whether this child of the execution is served invalid. */
+  isChildCorrupted(promptTaskId: number, child: CorruptibleChild): boolean {
+    return (
+      this.overlay.corruptChildren.size > 0 &&
+      Boolean(this.overlay.corruptChildren.get(promptTaskId)?.has(child))
+    );
+  }
+
+  /** hideChild: whether this child's endpoints answer 404 for a listed execution. */
+  isChildHidden(promptTaskId: number, child: ExecutionChild): boolean {
+    return (
+      this.overlay.hiddenChildren.size > 0 &&
+      Boolean(this.overlay.hiddenChildren.get(promptTaskId)?.has(child))
+    );
+  }
+
+  /** A task/results page of (pt, day) was served: an armed moveToHeadBetweenPages takes effect. */
+  notePageServed(pt: PlatformTaskDef, day: number): void {
+    if (this.overlay.headArmed.size === 0) return;
+    const key = taskDayKey(pt.ordinal, day);
+    const k = this.overlay.headArmed.get(key);
+    if (k === undefined) return;
+    this.overlay.headArmed.delete(key);
+    this.overlay.headMoved.set(key, k);
   }
 
   isCorrupted(promptTaskId: number): boolean {

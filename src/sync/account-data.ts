@@ -3,7 +3,8 @@
  * the latest site diagnosis of each project (GET only: it never triggers one), the balance and
  * the deduction records (whole history the first time, then from the last day seen).
  */
-import { isGeoApiError } from '../api/errors.ts';
+import type { EndpointId } from '../api/endpoints.ts';
+import { InvalidResponseError, isGeoApiError } from '../api/errors.ts';
 import type { Scope } from '../extract/scope.ts';
 import { toBalanceSnapshotRow, toDeductionRow, toSiteDiagnosisRow } from '../transform/account.ts';
 import { fromLegacyDetail } from '../transform/hierarchy.ts';
@@ -34,6 +35,17 @@ export async function syncTaskConfig(ctx: RunContext, scope: Scope): Promise<voi
         configs.push(config);
         prompts.push(...platformPrompts);
       } catch (e) {
+        // A detail that does not match its schema (say, a created_at that is no timestamp) is
+        // one bad record: quarantined with its reason, the run goes on and ends partial.
+        if (e instanceof InvalidResponseError && !e.retryable) {
+          ctx.reject({
+            endpoint: e.endpoint as EndpointId,
+            params: { ...e.params },
+            reason: e.message,
+            raw: e.raw,
+          });
+          return;
+        }
         if (!tolerated(e)) throw e;
         ctx.logger.warn({ project_id: t.project_id, err: e }, 'monitoring task configuration not readable');
       }

@@ -1,19 +1,34 @@
 /** Turns fetched executions into one warehouse batch (the transform step of the flow). */
-import type { ExecutionBundle } from '../extract/execution.ts';
+import type { ExecutionBundle, ExecutionChild } from '../extract/execution.ts';
 import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
 import { toExecutionRow, toRankRows } from '../transform/executions.ts';
-import type { ExecutionBatch } from '../transform/rows.ts';
+import type { ChildCollection, ExecutionBatch } from '../transform/rows.ts';
 
 export function emptyBatch(): ExecutionBatch {
   return { executions: [], ranks: [], sources: [], screenshots: [], products: [], cards: [] };
 }
 
+/** The stored rows a child that could not be read keeps (legacy sources enrich the source rows). */
+const KEEPS: Record<ExecutionChild, ChildCollection | null> = {
+  sources: 'sources',
+  legacySources: 'sources',
+  screenshot: 'screenshot',
+  products: 'products',
+  detail: null,
+};
+
 export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle): void {
   const id = b.item.prompt_task_id;
+  for (const u of b.unread) {
+    const child = KEEPS[u.child];
+    if (child) (batch.kept ??= []).push({ prompt_task_id: id, child });
+  }
   batch.executions.push(toExecutionRow(b.item, b.detail));
   batch.ranks.push(...toRankRows(id, b.item.rank_details));
   for (const s of b.sources) batch.sources.push(toSourceRow(s, b.legacySources?.get(s.source_id) ?? null));
-  if (b.screenshot) batch.screenshots.push(toScreenshotRow(b.screenshot));
+  // An execution without a screenshot answers the 2.7 object with an empty URL: no row for it.
+  if (b.screenshot && b.screenshot.screenshot_url !== '')
+    batch.screenshots.push(toScreenshotRow(b.screenshot));
   batch.products.push(toProductsRow(id, { ...b.products }));
   batch.cards.push(...toCardRows(id, b.products.cards));
 }

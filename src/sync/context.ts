@@ -1,11 +1,14 @@
 /** What a run hands to its parts: the API port, the warehouse, logger, options and counters. */
 import type { Logger } from 'pino';
+import { isInterruption } from '../abort.ts';
+import { isGeoApiError } from '../api/errors.ts';
 import type { RejectedRecord } from '../api/client.ts';
 import { unitKey } from './planner.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
+import { Slots } from './slots.ts';
 import { GroupWriter } from './writer.ts';
 
 export interface RunCounters {
@@ -19,6 +22,12 @@ export interface RunCounters {
   unitsSkipped: number;
   diagnosesNotStarted: number;
   crossCheckMismatches: number;
+  /** Children of listed executions that answered 404 (reject reason `child_not_found`). */
+  childrenNotFound: number;
+  /** Children whose response did not match the spec and was quarantined (reason `invalid_child`). */
+  childrenInvalid: number;
+  /** Units whose task/results and task/prompts lists disagreed: nothing deleted for them. */
+  unitsListMismatch: number;
 }
 
 export function newCounters(): RunCounters {
@@ -33,7 +42,15 @@ export function newCounters(): RunCounters {
     unitsSkipped: 0,
     diagnosesNotStarted: 0,
     crossCheckMismatches: 0,
+    childrenNotFound: 0,
+    childrenInvalid: 0,
+    unitsListMismatch: 0,
   };
+}
+
+/** Executions one unit keeps in flight: two pages' worth keeps the queue busy across pages. */
+export function executionWindow(batchSize: number): number {
+  return Math.max(200, batchSize);
 }
 
 export class RunContext {
@@ -41,6 +58,12 @@ export class RunContext {
   private pendingRejects: RejectRow[] = [];
   /** prompt_task_ids of quarantined task/results items, per unit key: still listed upstream. */
   private readonly rejectedByUnit = new Map<string, number[]>();
+
+  /**
+   * Executions in flight over all units at once: two units' windows, whatever the number of units
+   * the headroom lets read in parallel.
+   */
+  readonly executionSlots: Slots;
 
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
@@ -54,8 +77,13 @@ export class RunContext {
     readonly signal: AbortSignal | undefined,
     readonly now: () => Date,
   ) {
+    this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
     this.writer = new GroupWriter(
       async (batch, completions) => {
+        // Stopped for a reason other than an interruption (the lock was lost): another run may
+        // be writing now, so nothing more is committed. An interruption still lets read units
+        // commit.
+        if (signal?.aborted && !isInterruption(signal.reason)) throw signal.reason;
         // Rejects first, in their own statement: a checkpoint is never committed before the
         // quarantine rows of its unit.
         await this.flushRejects();
@@ -83,12 +111,34 @@ export class RunContext {
     });
     this.logger.warn({ endpoint: r.endpoint, params: r.params, reason: r.reason }, 'record quarantined');
     const raw = r.raw as { prompt_task_id?: unknown } | null;
-    if (r.endpoint.endsWith('/geo/task/results') && raw && typeof raw.prompt_task_id === 'number') {
+    // Quarantined items of a unit's lists are still listed upstream: never deleted as unlisted.
+    const listed = r.endpoint.endsWith('/geo/task/results') || r.endpoint.endsWith('/geo/task/prompts');
+    if (listed && raw && typeof raw.prompt_task_id === 'number') {
       const key = unitKey({ task_id: Number(r.params.task_id), date: String(r.params.date) });
       const list = this.rejectedByUnit.get(key) ?? [];
       list.push(raw.prompt_task_id);
       this.rejectedByUnit.set(key, list);
     }
+  }
+
+  #keyCheck: Promise<unknown> | null = null;
+
+  /**
+   * After a 403 inside a unit: the key's own refusal (auth/user answers 401/403), or null when
+   * the key is fine and the 403 was about that task's data. Concurrent askers share one request.
+   */
+  keyRefusal(): Promise<unknown> {
+    this.#keyCheck ??= this.api
+      .checkKey()
+      .then(
+        () => null,
+        (e: unknown) =>
+          isGeoApiError(e) && (e.code === 'UNAUTHORIZED' || e.code === 'FORBIDDEN') ? e : null,
+      )
+      .finally(() => {
+        this.#keyCheck = null;
+      });
+    return this.#keyCheck;
   }
 
   rejectedIdsOf(unitKey: string): number[] {

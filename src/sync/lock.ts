@@ -1,5 +1,6 @@
 /** No overlap: one geo-sync run per warehouse (PostgreSQL advisory lock / DuckDB lock file). */
 import { hostname } from 'node:os';
+import { sleep } from '../abort.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 
 export class LockHeldError extends Error {
@@ -10,6 +11,19 @@ export class LockHeldError extends Error {
     );
     this.name = 'LockHeldError';
     this.holder = holder;
+  }
+}
+
+/** The lock was lost during a run (its PostgreSQL connection died): the run stops, exit 1. */
+export class LockLostError extends Error {
+  readonly code = 'LOCK_LOST' as const;
+  constructor(cause: unknown) {
+    super(
+      'the warehouse lock was lost (its database connection ended): the run stopped rather than go on ' +
+        'unlocked; units without a checkpoint are redone by the next run',
+      { cause },
+    );
+    this.name = 'LockLostError';
   }
 }
 
@@ -24,17 +38,25 @@ export function lockHolder(kind: string, now = new Date()): string {
 export async function acquireLock(
   warehouse: Warehouse,
   holder: string,
-  opts: { waitMs?: number; pollMs?: number; signal?: AbortSignal } = {},
+  opts: {
+    waitMs?: number;
+    pollMs?: number;
+    signal?: AbortSignal;
+    /** Told once, when the lock is held by another and the wait begins. */
+    onWait?: (holder: string | undefined) => void;
+  } = {},
 ): Promise<void> {
   // A non-finite wait (NaN from a bad caller) must not poll forever: it means no wait.
   const waitMs = Number.isFinite(opts.waitMs) ? Math.max(0, opts.waitMs!) : 0;
   const deadline = Date.now() + waitMs;
+  let waiting = false;
   for (;;) {
     const r = await warehouse.tryLock(holder);
     if (r.acquired) return;
-    if (Date.now() >= deadline || opts.signal?.aborted) throw new LockHeldError(r.holder);
-    await new Promise((res) =>
-      setTimeout(res, Math.min(opts.pollMs ?? 2000, Math.max(1, deadline - Date.now()))),
-    );
+    if (Date.now() >= deadline) throw new LockHeldError(r.holder);
+    if (!waiting) opts.onWait?.(r.holder);
+    waiting = true;
+    // The process's stop signal ends the wait at once, with its reason (an interruption).
+    await sleep(Math.min(opts.pollMs ?? 2000, Math.max(1, deadline - Date.now())), opts.signal);
   }
 }

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { isInterruption } from '../abort.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import { resolveScope, type Scope } from '../extract/scope.ts';
@@ -30,6 +31,10 @@ export interface RunDeps {
   /** The client's counters, read at the end of the run (and by progress). */
   apiStats: () => ApiStats;
   now?: () => Date;
+  /**
+   * Stops the run: no new unit starts. Aborted with an interruption (SIGINT/SIGTERM) the run
+   * ends `interrupted`; with any other reason (the lock was lost) it ends `failed` with it.
+   */
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
   /** Where quarantined list items arrive: wired by the caller to the client's onReject. */
@@ -58,13 +63,60 @@ export interface RunSummary {
   runId: string;
   status: RunStatus;
   dates: readonly string[];
-  scope: { customers: number; monitoringTasks: number; platformTasks: number };
+  scope: {
+    customers: number;
+    monitoringTasks: number;
+    platformTasks: number;
+    /** Monitoring tasks the key may not read (project/tasks answered 404), with the reason. */
+    unreadable: Scope['unreadable'];
+  };
   counters: RunCounters;
   api: ApiStats;
   startedAt: string;
   finishedAt: string;
   error: string | null;
   failedUnits: { unit: Unit; error: string }[];
+}
+
+/**
+ * Units read at once, at most. The request queue's headroom decides when the next one starts;
+ * this bound only caps the executions held in memory (each unit reads a window of them).
+ */
+export const DEFAULT_UNITS_READING = 8;
+
+/**
+ * Starts units one after another, each as soon as the request queue has headroom (fewer
+ * requests waiting than running), so small units keep every slot busy from the first unit to
+ * the last while a large unit, which fills the queue by itself, holds back the next. A fatal
+ * error of one unit stops new starts; units already reading finish first.
+ */
+export async function scheduleUnits(
+  units: readonly Unit[],
+  o: {
+    maxUnits: number;
+    headroom: (() => Promise<void>) | null;
+    aborted: () => boolean;
+    read: (unit: Unit) => Promise<void>;
+  },
+): Promise<void> {
+  const reading = new Set<Promise<void>>();
+  let failure: { error: unknown } | null = null;
+  for (const unit of units) {
+    while (reading.size >= o.maxUnits) await Promise.race(reading);
+    if (reading.size > 0 && o.headroom) await Promise.race([o.headroom(), ...reading]);
+    if (failure || o.aborted()) break;
+    const p: Promise<void> = o
+      .read(unit)
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => reading.delete(p));
+    reading.add(p);
+    // Let the unit put its first request into the queue before headroom is judged again.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  await Promise.all(reading);
+  if (failure) throw (failure as { error: unknown }).error;
 }
 
 export function newRunId(now: Date): string {
@@ -96,6 +148,17 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
   let scope: Scope | null = null;
   let error: string | null = null;
   let interrupted = false;
+  /** The signal's verdict once it has aborted: interrupted, or failed with its reason. */
+  const stopped = (): boolean => {
+    const signal = deps.signal;
+    if (!signal?.aborted) return false;
+    if (isInterruption(signal.reason)) interrupted = true;
+    else if (error === null) {
+      error = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+      logger.error({ err: signal.reason }, 'run stopped');
+    }
+    return true;
+  };
 
   const runRow = (): SyncRunRow => {
     const api = deps.apiStats();
@@ -126,6 +189,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       requests: deps.apiStats().requests,
     });
 
+  const sideReads: Promise<void>[] = [];
   try {
     scope = await resolveScope(deps.api, opts.customers);
     logger.info(
@@ -133,6 +197,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
         customers: scope.customers.length,
         monitoringTasks: scope.monitoringTasks.length,
         platformTasks: scope.platformTasks.length,
+        unreadable: scope.unreadable.map((u) => u.project_id),
       },
       'scope resolved',
     );
@@ -140,7 +205,15 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     await deps.warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow));
     ctx.addRows('monitoring_tasks', scope.monitoringTasks.length);
     ctx.addRows('platform_tasks', scope.platformTasks.length);
-    if (deps.config.enrich.taskConfig) await syncTaskConfig(ctx, scope);
+    // Reads outside the daily hierarchy go through the same request queue alongside the units
+    // instead of as phases before and after them; their errors end the run as before.
+    const side = (read: () => Promise<void>) => sideReads.push(read());
+    const readScope = scope;
+    if (deps.config.enrich.taskConfig) side(() => syncTaskConfig(ctx, readScope));
+    if (deps.config.enrich.diagnosis) side(() => syncDiagnoses(ctx, readScope.customers));
+    if (deps.config.enrich.finance) side(() => syncFinance(ctx));
+    // Rejected side reads are awaited below; until then they must not count as unhandled.
+    for (const p of sideReads) p.catch(() => undefined);
 
     const finished = await deps.warehouse.finishedUnits(opts.dates);
     const plan = planUnits({
@@ -155,7 +228,6 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     logger.info({ units: plan.units.length, skipped: plan.skipped.length, dates: opts.dates.length }, 'plan');
     progress();
 
-    const queue = [...plan.units];
     const committing: Promise<void>[] = [];
     const record = (u: Unit, outcome: UnitOutcome) => {
       if (outcome.status === 'done') c.unitsDone++;
@@ -165,33 +237,43 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       }
       progress();
     };
-    const worker = async () => {
-      for (let u = queue.shift(); u; u = queue.shift()) {
-        if (deps.signal?.aborted) return;
-        const unit = u;
+    // A fatal error (the key refused) stops new units; the ones reading finish first, so none is
+    // left running while the run is recorded and its lock released.
+    let unitsError: { error: unknown } | null = null;
+    await scheduleUnits(plan.units, {
+      maxUnits: Math.max(1, opts.unitConcurrency ?? DEFAULT_UNITS_READING),
+      headroom: deps.api.headroom ? () => deps.api.headroom!() : null,
+      aborted: stopped,
+      read: async (unit) => {
         const read = await runUnit(ctx, unit);
         committing.push(read.outcome.then((o) => record(unit, o)));
-      }
-    };
-    const workers = Math.max(1, opts.unitConcurrency ?? 2);
-    await Promise.all(Array.from({ length: Math.min(workers, queue.length || 1) }, worker));
+      },
+    }).catch((e: unknown) => {
+      unitsError = { error: e };
+    });
     await Promise.all(committing);
     await ctx.writer.drain();
-    if (deps.signal?.aborted) interrupted = true;
-
-    if (!interrupted && deps.config.enrich.diagnosis) await syncDiagnoses(ctx, scope.customers);
-    if (!interrupted && deps.config.enrich.finance) await syncFinance(ctx);
+    if (unitsError) throw (unitsError as { error: unknown }).error;
+    await Promise.all(sideReads);
     await ctx.flushRejects();
+    stopped(); // a stop that let every unit end quietly still marks the run
   } catch (e) {
-    if (deps.signal?.aborted) interrupted = true;
-    else {
+    if (!stopped()) {
       error = e instanceof Error ? e.message : String(e);
       logger.error({ err: e, fatal: isFatal(e) }, 'run failed');
     }
+    // Nothing of this run may still write once it is recorded and the warehouse may close.
+    await Promise.allSettled(sideReads);
     await ctx.writer.drain().catch(() => undefined);
     await ctx.flushRejects().catch(() => undefined);
   }
 
+  // Which units failed, for `geo-sync state show` (the run row only counts them).
+  await deps.warehouse
+    .recordUnitFailures(
+      failedUnits.map((f) => ({ ...f.unit, run_id: runId, failed_at: now().toISOString(), error: f.error })),
+    )
+    .catch((e: unknown) => logger.error({ err: e }, 'could not record the failed units'));
   const finishedAt = now();
   const status: RunStatus = interrupted ? 'interrupted' : runStatus(c, error);
   const final = { ...runRow(), finished_at: finishedAt.toISOString(), status, error };
@@ -208,6 +290,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       customers: scope?.customers.length ?? 0,
       monitoringTasks: scope?.monitoringTasks.length ?? 0,
       platformTasks: scope?.platformTasks.length ?? 0,
+      unreadable: scope?.unreadable ?? [],
     },
     counters: c,
     api: deps.apiStats(),

@@ -19,6 +19,22 @@ export function formatSummary(s: RunSummary): string {
   const rows = Object.entries(c.rows).sort(([a], [b]) => a.localeCompare(b));
   const width = Math.max(0, ...rows.map(([t]) => t.length));
   for (const [t, n] of rows) lines.push(`  ${t.padEnd(width)}  ${n}`);
+  if (c.childrenNotFound || c.childrenInvalid)
+    lines.push(
+      `unread children: ${c.childrenNotFound} not found (404, reason child_not_found), ${c.childrenInvalid} invalid (quarantined); their executions and stored rows kept`,
+    );
+  if (c.unitsListMismatch)
+    lines.push(
+      `list mismatches: ${c.unitsListMismatch} units where task/results and task/prompts disagreed; nothing deleted for them`,
+    );
+  const unreadable = s.scope.unreadable;
+  if (unreadable.length > 0) {
+    const ids = unreadable.slice(0, 20).map((u) => u.project_id);
+    const more = unreadable.length > ids.length ? `, ... (${unreadable.length - ids.length} more)` : '';
+    lines.push(
+      `unreadable: ${unreadable.length} monitoring tasks the key may not read (project_id ${ids.join(', ')}${more})`,
+    );
+  }
   if (c.diagnosesNotStarted)
     lines.push(`site diagnoses: ${c.diagnosesNotStarted} projects not started (nothing stored)`);
   for (const f of s.failedUnits.slice(0, 10))

@@ -6,11 +6,12 @@
  * the next run; batches already written are whole (each parent with its children).
  */
 import { isGeoApiError } from '../api/errors.ts';
-import { ExecutionGoneError, fetchExecution, type ExecutionBundle } from '../extract/execution.ts';
+import { fetchExecution, type ExecutionBundle } from '../extract/execution.ts';
 import { prefetch } from '../extract/prefetch.ts';
 import { unitKey, type Unit } from './planner.ts';
 import { addToBatch, emptyBatch } from './batch.ts';
-import type { RunContext } from './context.ts';
+import { executionWindow, type RunContext } from './context.ts';
+import { quarantineUnread } from './unread.ts';
 
 export type UnitOutcome = { status: 'done'; executions: number } | { status: 'failed'; error: string };
 
@@ -24,9 +25,17 @@ export interface ReadUnit {
 
 const settled = (outcome: UnitOutcome): ReadUnit => ({ outcome: Promise.resolve(outcome) });
 
-/** Errors after which nothing else in the run can succeed: the key itself is refused. */
+/**
+ * Errors after which nothing else in the run can succeed: the key itself is refused. A 401 always
+ * is; a 403 inside a unit may be the key's (a blocked account) or only that platform task's
+ * (listed, yet not readable by this key): `keyRefusal` asks the API which (see RunContext).
+ */
 export function isFatal(e: unknown): boolean {
-  return isGeoApiError(e) && (e.code === 'UNAUTHORIZED' || e.code === 'FORBIDDEN');
+  return isGeoApiError(e) && e.code === 'UNAUTHORIZED';
+}
+
+function isForbidden(e: unknown): boolean {
+  return isGeoApiError(e) && e.code === 'FORBIDDEN';
 }
 
 type Settled = { ok: true; bundle: ExecutionBundle } | { ok: false; id: number; error: unknown };
@@ -36,12 +45,13 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   const log = logger.child({ task_id: unit.task_id, date: unit.date });
   const seen = new Set<number>();
   const window: Promise<Settled>[] = [];
-  // Executions in flight at once in this unit: two pages' worth keeps the shared queue busy
-  // across page boundaries while memory stays bounded.
-  const maxInFlight = Math.max(200, config.batchSize);
+  const maxInFlight = executionWindow(config.batchSize);
+  const slots = ctx.executionSlots;
   let batch = emptyBatch();
   let failed = 0;
   let fatal: unknown = null;
+  /** A 403 on a child: the key's (fatal) or this task's (the unit fails), asked at the end. */
+  let fatalCandidate: unknown = null;
 
   const crossCheck = config.enrich.crossCheck
     ? api.dailyExecutions(unit.task_id, unit.date).then(
@@ -58,20 +68,18 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   };
 
   const settleOne = async (s: Settled) => {
+    slots.release();
     if (s.ok) {
+      // A listed execution is written from its list item even when a child could not be read:
+      // that child is quarantined and its stored rows kept. Executions leave the warehouse only
+      // through the unit's "no longer listed" rule.
+      quarantineUnread(ctx, s.bundle, log);
       addToBatch(batch, s.bundle);
       if (batch.executions.length >= config.batchSize) await flush();
       return;
     }
-    if (s.error instanceof ExecutionGoneError) {
-      // Deleted upstream meanwhile: recorded in the run's counters and log, not fatal; the
-      // unit's completion removes it from the warehouse like any execution no longer listed.
-      seen.delete(s.id);
-      ctx.counters.goneExecutions++;
-      log.warn({ prompt_task_id: s.id }, 'execution deleted upstream during the sync');
-      return;
-    }
     if (isFatal(s.error)) fatal ??= s.error;
+    if (isForbidden(s.error)) fatalCandidate ??= s.error;
     failed++;
     ctx.counters.failedExecutions++;
     log.error({ prompt_task_id: s.id, err: s.error }, 'execution could not be read');
@@ -82,6 +90,12 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
       if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
       for (const item of page.items) {
         seen.add(item.prompt_task_id);
+        // A slot of the run's window: settle this unit's own oldest first (which frees one), and
+        // wait for other units only with nothing of its own in flight, so no unit waits holding slots.
+        while (!slots.tryAcquire()) {
+          if (window.length > 0) await settleOne(await window.shift()!);
+          else await slots.released();
+        }
         window.push(
           fetchExecution(api, item, {
             legacySources: config.enrich.legacySources,
@@ -102,19 +116,35 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   } catch (e) {
     // Let in-flight work settle so nothing of this unit is still running when it is reported.
     await Promise.allSettled(window);
+    slots.release(window.length);
+    await crossCheck;
     if (isFatal(e)) throw e;
+    // A 403 of the key ends the run; a 403 on this task's data fails this unit only.
+    if (isForbidden(e) || isForbidden(fatalCandidate)) {
+      const refusal = await ctx.keyRefusal();
+      if (refusal) throw refusal;
+    }
     log.error({ err: e }, 'unit failed');
     return settled({ status: 'failed', error: e instanceof Error ? e.message : String(e) });
+  }
+  if (fatalCandidate) {
+    const refusal = await ctx.keyRefusal();
+    if (refusal) {
+      await crossCheck;
+      throw refusal;
+    }
   }
   if (failed > 0) return settled({ status: 'failed', error: `${failed} execution(s) could not be read` });
 
   for (const id of ctx.rejectedIdsOf(unitKey(unit))) seen.add(id);
+  const deleteUnlisted = await verifyListing(crossCheck, seen, ctx, unit, log);
   // Committed in the same transaction as the unit's last rows (or a later one), never alone
   // before them; refused if any of its rows failed to commit.
   const committed = ctx.writer.complete({
     task_id: unit.task_id,
     date: unit.date,
     seenPromptTaskIds: [...seen],
+    deleteUnlisted,
     checkpoint: {
       task_id: unit.task_id,
       date: unit.date,
@@ -126,7 +156,6 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   return {
     outcome: committed.then(
       async (): Promise<UnitOutcome> => {
-        await reportCrossCheck(crossCheck, seen, ctx, log);
         log.info({ executions: seen.size }, 'unit done');
         return { status: 'done', executions: seen.size };
       },
@@ -138,25 +167,45 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   };
 }
 
-async function reportCrossCheck(
+/**
+ * Offset paging under a list that changes between pages can skip a live execution, which the
+ * unit's completion would then delete as "no longer listed". Before deleting, the unit's
+ * task/prompts list (one full array, not paged) is read: its IDs count as seen too, and if it
+ * disagrees with what task/results returned, the unit deletes nothing this time (its rows and
+ * checkpoint are still written); the disagreement is logged and counted. Without the cross-check
+ * (GEO_ENRICH_CROSS_CHECK=false) deletion trusts task/results alone; if task/prompts could not
+ * be read, nothing is deleted.
+ */
+async function verifyListing(
   crossCheck: Promise<unknown> | null,
-  seen: ReadonlySet<number>,
+  seen: Set<number>,
   ctx: RunContext,
+  unit: Unit,
   log: RunContext['logger'],
-): Promise<void> {
-  if (crossCheck) {
-    const listed = await crossCheck;
-    if (Array.isArray(listed)) {
-      const missing = listed.filter((e) => !seen.has(e.prompt_task_id)).length;
-      if (missing > 0) {
-        ctx.counters.crossCheckMismatches++;
-        log.warn(
-          { listed: listed.length, read: seen.size, missing },
-          'task/prompts lists executions task/results did not return',
-        );
-      }
-    } else {
-      log.debug({ err: listed }, 'task/prompts cross-check unavailable');
-    }
+): Promise<boolean> {
+  if (!crossCheck) return true;
+  const listed = await crossCheck;
+  if (!Array.isArray(listed)) {
+    log.warn({ err: listed }, 'task/prompts could not be read: nothing deleted for this unit');
+    return false;
   }
+  // Items task/prompts served but the client quarantined are still listed upstream.
+  const ids = new Set<number>((listed as { prompt_task_id: number }[]).map((e) => e.prompt_task_id));
+  for (const id of ctx.rejectedIdsOf(unitKey(unit))) ids.add(id);
+  const onlyPrompts = [...ids].filter((id) => !seen.has(id));
+  const onlyResults = [...seen].filter((id) => !ids.has(id));
+  for (const id of ids) seen.add(id);
+  if (onlyPrompts.length === 0 && onlyResults.length === 0) return true;
+  ctx.counters.crossCheckMismatches++;
+  ctx.counters.unitsListMismatch++;
+  log.warn(
+    {
+      listed: ids.size,
+      read: seen.size - onlyPrompts.length,
+      onlyInPrompts: onlyPrompts.slice(0, 20),
+      onlyInResults: onlyResults.slice(0, 20),
+    },
+    'task/results and task/prompts disagree: nothing deleted for this unit',
+  );
+  return false;
 }

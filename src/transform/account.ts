@@ -2,7 +2,7 @@
 import type { Balance, Deduction } from '../api/schemas/account.ts';
 import type { SiteDiagnosis } from '../api/schemas/diagnosis.ts';
 import type { BalanceSnapshotRow, DeductionRow, Json, SiteDiagnosisRow } from './rows.ts';
-import { shanghaiToIso } from './time.ts';
+import { apiInstant } from './time.ts';
 
 /** The deduction's `project_id` is a prompt execution ID (spec 1): stored as prompt_task_id. */
 export function toDeductionRow(d: Deduction): DeductionRow {
@@ -14,7 +14,8 @@ export function toDeductionRow(d: Deduction): DeductionRow {
     before_amount: d.before_amount,
     after_amount: d.after_amount,
     remark: d.remark,
-    created_at: shanghaiToIso(d.created_at) ?? d.created_at,
+    // Validated by the schema (DateTimeText): never stored as raw text.
+    created_at: apiInstant(d.created_at),
   };
 }
 

@@ -1,5 +1,5 @@
 /** Per-execution children -> rows: sources (2.6), screenshot (2.7), product cards (2.8). */
-import type { ProductCard, Screenshot, Source } from '../api/schemas/hierarchical.ts';
+import type { DisplayJson, ProductCard, Screenshot, Source } from '../api/schemas/hierarchical.ts';
 import type { LegacySource } from '../api/schemas/legacy.ts';
 import type {
   ExecutionProductsRow,
@@ -50,8 +50,8 @@ export interface ProductSet {
   total: number;
   supported: boolean | undefined;
   result_status: string | undefined;
-  field_order: readonly string[] | undefined;
-  field_labels: Readonly<Record<string, string>> | undefined;
+  field_order: DisplayJson | undefined;
+  field_labels: DisplayJson | undefined;
 }
 
 export function toProductsRow(promptTaskId: number, p: ProductSet): ExecutionProductsRow {

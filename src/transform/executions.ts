@@ -2,7 +2,7 @@
 import type { PromptResultItem, RankDetail } from '../api/schemas/hierarchical.ts';
 import type { LegacyTaskDetail } from '../api/schemas/legacy.ts';
 import type { ExecutionRankRow, PromptExecutionRow } from './rows.ts';
-import { shanghaiToIso } from './time.ts';
+import { apiTimestampToIso } from './time.ts';
 
 /**
  * A rank is valid only when it is a positive integer (spec 2.5 rule 2): an empty rank or
@@ -42,8 +42,8 @@ export function toExecutionRow(
     think: r.result_status === 'missing' ? null : r.think,
     rank_exposure: r.rank_exposure,
     rank_exposure_number: r.rank_exposure_number,
-    created_at: shanghaiToIso(enrichment?.created_at),
-    updated_at: shanghaiToIso(enrichment?.updated_at),
+    created_at: apiTimestampToIso(enrichment?.created_at),
+    updated_at: apiTimestampToIso(enrichment?.updated_at),
   };
 }
 

@@ -7,7 +7,7 @@ import type {
   PlatformTaskPromptsRow,
   PlatformTaskRow,
 } from './rows.ts';
-import { shanghaiToIso } from './time.ts';
+import { apiTimestampToIso } from './time.ts';
 
 export function toMonitoringTaskRow(t: MonitoringTask): MonitoringTaskRow {
   return {
@@ -18,7 +18,7 @@ export function toMonitoringTaskRow(t: MonitoringTask): MonitoringTaskRow {
     brand_desc_list: t.brand_desc_list,
     status: t.status,
     status_name: t.status_name,
-    created_at: shanghaiToIso(t.created_at),
+    created_at: apiTimestampToIso(t.created_at),
     task_count: t.task_count,
     prompts: [...t.prompts],
   };

@@ -240,6 +240,15 @@ export interface CheckpointRow {
   executions: number;
 }
 
+/** A unit whose last attempt failed: no checkpoint was written for that attempt. */
+export interface UnitFailureRow {
+  task_id: number;
+  date: string;
+  run_id: string;
+  failed_at: string;
+  error: string;
+}
+
 export interface RejectRow {
   run_id: string;
   endpoint: string;

@@ -160,6 +160,46 @@ describe('retries', () => {
     expect(calls()).toHaveLength(1);
   });
 
+  it('a Retry-After above the cap (default 300 s) fails at once with RATE_LIMITED naming the wait', async () => {
+    const { pool, client, calls, clock } = setup();
+    replies(pool, 'GET', INFO, [{ status: 429, headers: { 'retry-after': '301' } }, good]);
+    const err = await failure(client.taskInfo({ task_id: 700 }));
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(err.code).toBe('RATE_LIMITED');
+    expect(err.message).toMatch(
+      /rate limited \(429\): the server asked to wait 301 s \(Retry-After\), more than the 300 s allowed \(GEO_MAX_RETRY_AFTER_SECONDS\): GET \/api\/v2\/geo\/task\/info \(task_id=700\)/,
+    );
+    expect(err.attempts).toBe(1);
+    expect(calls()).toHaveLength(1);
+    expect(clock.slept).toEqual([]);
+  });
+
+  it('a Retry-After at the cap is waited out', async () => {
+    const { pool, client, clock } = setup({ retry: { maxRetryAfterMs: 300_000 } });
+    replies(pool, 'GET', INFO, [{ status: 429, headers: { 'retry-after': '300' } }, good]);
+    await client.taskInfo({ task_id: 700 });
+    expect(clock.slept).toEqual([300_000]);
+  });
+
+  it('the stop signal ends a backoff at once and is not retried', async () => {
+    const controller = new AbortController();
+    const reason = new Error('interrupted by SIGINT');
+    const { pool, client, calls } = setup({
+      signal: controller.signal,
+      clock: {
+        now: () => Date.now(),
+        sleep: (_ms, signal) =>
+          new Promise((_resolve, reject) => {
+            signal?.addEventListener('abort', () => reject(signal.reason as Error));
+            controller.abort(reason);
+          }),
+      },
+    });
+    replies(pool, 'GET', INFO, [{ status: 503 }, good]);
+    await expect(client.taskInfo({ task_id: 700 })).rejects.toBe(reason);
+    expect(calls()).toHaveLength(1);
+  });
+
   it('a non-JSON 200 is retried', async () => {
     const { pool, client, calls } = setup();
     replies(pool, 'GET', INFO, [{ text: '<html>gateway</html>' }, { text: '{"success":true,"da' }, good]);

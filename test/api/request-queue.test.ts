@@ -130,6 +130,66 @@ describe('Retry-After pauses the whole queue', () => {
   });
 });
 
+describe('the pause cap', () => {
+  it('a Retry-After above maxPauseMs pauses the queue for maxPauseMs, never longer', async () => {
+    const q = new RequestQueue({ concurrency: 2, requestsPerSecond: 1000, maxPauseMs: 1500 });
+    q.reportRateLimited(60_000);
+    expect(q.stats.pausedUntil).toBe(1500);
+    const t = addTasks(q, 3);
+    await vi.advanceTimersByTimeAsync(1499);
+    expect(t.starts).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(100);
+    await t.done;
+    expect(t.starts).toHaveLength(3);
+    expect(Math.max(...t.starts)).toBeLessThan(1600);
+  });
+
+  it('defaults to 300 s', () => {
+    const q = new RequestQueue();
+    expect(q.maxPauseMs).toBe(300_000);
+    q.pauseFor(3_600_000);
+    expect(q.stats.pausedUntil).toBe(300_000);
+  });
+});
+
+describe('the stop signal', () => {
+  it('ends a pause at once: a waiting task rejects with the signal reason, nothing starts', async () => {
+    const q = new RequestQueue({ concurrency: 2, requestsPerSecond: 1000 });
+    q.reportRateLimited(60_000);
+    const controller = new AbortController();
+    const started: number[] = [];
+    const runs = [0, 1, 2].map((i) =>
+      q
+        .run(async () => void started.push(i), { signal: controller.signal })
+        .then(
+          () => 'done',
+          (e: unknown) => e,
+        ),
+    );
+    await vi.advanceTimersByTimeAsync(1000);
+    const reason = new Error('interrupted by SIGTERM');
+    controller.abort(reason);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await Promise.all(runs)).toEqual([reason, reason, reason]);
+    expect(started).toEqual([]);
+  });
+
+  it('ends the AIMD gate wait at once', async () => {
+    // p-queue's own window lets 2 start per second; the gate, lowered by a 429, only 1.
+    const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 2 });
+    q.reportRateLimited();
+    const controller = new AbortController();
+    const first = q.run(async () => 'first', { signal: controller.signal });
+    const second = q.run(async () => 'second', { signal: controller.signal }).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await first).toBe('first');
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(await second).toBe(reason);
+  });
+});
+
 describe('AIMD', () => {
   it('halves concurrency and rate on a 429 (once per cooldown), floors at 1', async () => {
     const q = new RequestQueue({ concurrency: 8, requestsPerSecond: 20 });

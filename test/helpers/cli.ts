@@ -15,6 +15,8 @@ export interface CliProcess {
   child: ChildProcess;
   /** Resolves when a stderr log line matches (JSON logs: the `msg`). */
   waitForLog(pattern: RegExp, count?: number): Promise<void>;
+  /** Everything written to stderr so far. */
+  stderr(): string;
   done: Promise<CliResult>;
 }
 
@@ -49,6 +51,7 @@ export function startCli(args: string[], env: Record<string, string | undefined>
         );
       });
     },
+    stderr: () => stderr,
     done,
   };
 }

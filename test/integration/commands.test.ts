@@ -1,6 +1,7 @@
 /** `schedule`, `runs` and `sync --dry-run` through the real CLI, against the simulator. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
+import { openWarehouse } from '../../src/load/index.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
 import { withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget } from '../helpers/targets.ts';
@@ -48,6 +49,26 @@ describe('schedule, runs, dry-run', () => {
       w.query('SELECT DISTINCT CAST(date AS VARCHAR) AS date FROM geo.sync_checkpoints ORDER BY 1'),
     );
     expect(rows.map((x) => x.date)).toEqual(dates);
+  });
+
+  it('schedule holds the warehouse only while a run goes: between runs another process reads the DuckDB file', async () => {
+    const p = startCli(['schedule', '--cron', '0 0 1 1 *', '--lookback-days', '0', '--run-now'], env);
+    try {
+      await p.waitForLog(/"msg":"run \d+T\d+Z-[0-9a-f]+: SUCCESS/);
+      // This test process is the BI tool: it opens the file while schedule waits for its next
+      // tick (the wait covers only the moment the run takes to close the file).
+      const w = await openWarehouse(env.GEO_WAREHOUSE!, { lockWaitMs: 3000 });
+      try {
+        const rows = await w.query('SELECT count(*) AS n FROM geo.prompt_executions');
+        expect(Number(rows[0]!.n)).toBeGreaterThan(0);
+      } finally {
+        await w.close();
+      }
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    const r = await p.done;
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
   });
 
   it('schedule refuses an invalid cron expression with one clear line', async () => {

@@ -1,12 +1,14 @@
 /**
  * DuckDB specifics: the file lock between processes (open retries, then a clear error), the
- * lock file of tryLock (stale when its pid is dead), and a file named geo.duckdb.
+ * lock file of tryLock (stale when its pid is dead or names another process: container restarts),
+ * and a file named geo.duckdb.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { bootId, processStartTime } from '../../src/load/duckdb/lock-file.ts';
 import { openWarehouse, WarehouseLockedError } from '../../src/load/index.ts';
 import { createTempDuckDB, type TempDuckDB } from '../helpers/duckdb.ts';
 
@@ -114,8 +116,8 @@ describe('DuckDB file', () => {
         );
       });
     const results = await Promise.all([run(), run()]);
-    expect(results.flatMap((r) => r.applied)).toEqual(['001_init']);
-    expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init']);
+    expect(results.flatMap((r) => r.applied)).toEqual(['001_init', '002_unit_failures']);
+    expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init', '002_unit_failures']);
   });
 
   it('Warehouses of one process share the file; the last close releases it', async () => {
@@ -144,6 +146,45 @@ describe('DuckDB file', () => {
       c.closeSync();
     } finally {
       db.closeSync();
+    }
+  });
+
+  it('tryLock after a container restart: "pid 1 on this host" that started at another time (or boot) is stale', async () => {
+    const t = temp();
+    const w = await openWarehouse(t.target, { migrate: true });
+    try {
+      const lockPath = `${t.path}.lock`;
+      // PID 1 is alive here (this container's init), as geo-sync's new PID 1 is after a restart.
+      const pid1Start = await processStartTime(1);
+      const boot = await bootId();
+      expect(pid1Start, 'this test needs /proc').toBeDefined();
+      const written = {
+        holder: 'geo-sync schedule pid 1 before the restart',
+        pid: 1,
+        host: hostname(),
+        since: 'then',
+      };
+
+      // The old PID 1: same host, same kernel, but it started at another time.
+      const restarted = { ...written, bootId: boot, startTime: String(Number(pid1Start) + 12_345) };
+      writeFileSync(lockPath, JSON.stringify(restarted));
+      expect(await w.tryLock('me')).toEqual({ acquired: true });
+      const mine = JSON.parse(readFileSync(lockPath, 'utf8'));
+      expect(mine).toMatchObject({ holder: 'me', pid: process.pid, host: hostname(), bootId: boot });
+      expect(mine.startTime).toBe(await processStartTime(process.pid));
+      await w.unlock();
+
+      // Written before the machine last booted: every process of then is gone.
+      writeFileSync(lockPath, JSON.stringify({ ...written, bootId: 'another-boot', startTime: pid1Start }));
+      expect(await w.tryLock('me')).toEqual({ acquired: true });
+      await w.unlock();
+
+      // The very process that wrote it, still running: respected.
+      writeFileSync(lockPath, JSON.stringify({ ...written, bootId: boot, startTime: pid1Start }));
+      expect(await w.tryLock('me')).toEqual({ acquired: false, holder: written.holder });
+      rmSync(lockPath);
+    } finally {
+      await w.close();
     }
   });
 

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_TABLES, openWarehouse, type Warehouse } from '../../src/load/index.ts';
 import type { Dialect } from '../../src/load/warehouse.ts';
+import { apiInstant } from '../../src/transform/time.ts';
 import { createTempDuckDB } from '../helpers/duckdb.ts';
 import { createTestDatabase, postgresReachable } from '../helpers/postgres.ts';
 import { batch, card, execution, products, rank, screenshot, source, syncRun } from './fixtures.ts';
@@ -39,7 +40,10 @@ const GEO_TABLES = [
   'sync_checkpoints',
   'sync_rejects',
   'sync_runs',
+  'sync_unit_failures',
 ];
+
+const MIGRATIONS = ['001_init', '002_unit_failures'];
 
 for (const dialect of DIALECTS) {
   describe.skipIf(dialect === 'postgres' && !pgUp)(dialect, () => {
@@ -84,14 +88,17 @@ for (const dialect of DIALECTS) {
         const fresh = await openWarehouse(t.target);
         try {
           const first = await fresh.migrate();
-          expect(first.applied).toEqual(['001_init']);
+          expect(first.applied).toEqual(MIGRATIONS);
           expect(first.alreadyApplied).toEqual([]);
           const second = await fresh.migrate();
-          expect(second).toEqual({ applied: [], alreadyApplied: ['001_init'] });
+          expect(second).toEqual({ applied: [], alreadyApplied: MIGRATIONS });
           expect(await tablesOf(fresh)).toEqual(GEO_TABLES);
           expect(await fresh.query('SELECT * FROM geo.brand_rank_daily')).toEqual([]);
           const ledger = await fresh.query('SELECT version, name FROM geo.schema_migrations');
-          expect(ledger).toEqual([{ version: '001', name: 'init' }]);
+          expect(ledger).toEqual([
+            { version: '001', name: 'init' },
+            { version: '002', name: 'unit_failures' },
+          ]);
         } finally {
           await fresh.close();
         }
@@ -103,10 +110,12 @@ for (const dialect of DIALECTS) {
         const [a, b] = await Promise.all([openWarehouse(t.target), openWarehouse(t.target)]);
         try {
           const results = await Promise.all([a.migrate(), b.migrate()]);
-          expect(results.flatMap((r) => r.applied)).toEqual(['001_init']);
-          expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init']);
+          expect(results.flatMap((r) => r.applied)).toEqual(MIGRATIONS);
+          expect(results.flatMap((r) => r.alreadyApplied)).toEqual(MIGRATIONS);
           expect(await tablesOf(a)).toEqual(GEO_TABLES);
-          expect(await b.query('SELECT count(*) AS n FROM geo.schema_migrations')).toEqual([{ n: 1 }]);
+          expect(await b.query('SELECT count(*) AS n FROM geo.schema_migrations')).toEqual([
+            { n: MIGRATIONS.length },
+          ]);
         } finally {
           await Promise.all([a.close(), b.close()]);
         }
@@ -552,6 +561,30 @@ for (const dialect of DIALECTS) {
           remark: 'deduction',
           created_at: '2026-11-21T00:30:00+08:00',
         },
+      ]);
+    });
+
+    it('API timestamps with zones and fractions are stored as their instants, dated in Shanghai', async () => {
+      // 16:30:00.25 UTC on Nov 22 is 00:30:00.25 on Nov 23 in Shanghai (issue 9 item 6).
+      const d = {
+        id: 9101,
+        user_id: 7,
+        prompt_task_id: 101,
+        diff_amount: '-1',
+        before_amount: '2',
+        after_amount: '1',
+        remark: 'near midnight',
+        created_at: apiInstant('2026-11-22T16:30:00.25Z'),
+      };
+      await w.upsertDeductions([d, { ...d, id: 9102, created_at: apiInstant('2026-11-22T11:30:00-05:00') }]);
+      expect(await w.latestDeductionDay()).toBe('2026-11-23');
+      const rows = await w.query(
+        `SELECT id, created_at, CAST(extract(epoch FROM created_at) * 1000 AS BIGINT) AS ms
+         FROM geo.deductions WHERE id IN (9101, 9102) ORDER BY id`,
+      );
+      expect(rows).toEqual([
+        { id: 9101, created_at: '2026-11-23T00:30:00.250+08:00', ms: Date.parse('2026-11-22T16:30:00.250Z') },
+        { id: 9102, created_at: '2026-11-23T00:30:00+08:00', ms: Date.parse('2026-11-22T16:30:00Z') },
       ]);
     });
 

@@ -329,11 +329,6 @@ describe('404: missing, deleted or not readable', () => {
       'hier',
     ],
     ['prompt/searches unknown', () => '/api/v2/geo/prompt/searches?prompt_task_id=9', 'hier'],
-    [
-      'prompt/screenshot of an execution without one',
-      () => `/api/v2/geo/prompt/screenshot?prompt_task_id=${noShot}`,
-      'hier',
-    ],
     ['prompt/products unknown', () => '/api/v2/geo/prompt/products?prompt_task_id=9', 'hier'],
     [
       'site-diagnosis of the unreadable project',

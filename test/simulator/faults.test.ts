@@ -166,3 +166,36 @@ describe('determinism and shutdown', () => {
     await ka.close();
   });
 });
+
+describe('unknownMembers', () => {
+  it('adds a number, a null and a nested object to every JSON object sent, maps included', async () => {
+    const { UNKNOWN_MEMBERS } = await import('../../src/simulator/faults.ts');
+    sim.setFaults({ unknownMembers: true });
+    // An execution with product cards, so the page carries cards and a field_labels map.
+    const date = sim.world.dates()[0]!;
+    const withCards = sim.world
+      .allPlatformTasks()
+      .flatMap((t) => [...sim.world.executions(t.task_id, date)])
+      .find((e) => sim.world.products(e.prompt_task_id).cards.length > 0)!;
+    const r = await get('sim-key', `/api/v2/geo/prompt/products?prompt_task_id=${withCards.prompt_task_id}`);
+    expect(r.status).toBe(200);
+    const body = JSON.parse(r.text) as Record<string, Record<string, unknown>>;
+    /** Every object in a JSON value, at any depth, outside the added members themselves. */
+    const objects = (v: unknown): Record<string, unknown>[] => {
+      if (Array.isArray(v)) return v.flatMap(objects);
+      if (v === null || typeof v !== 'object') return [];
+      const o = v as Record<string, unknown>;
+      return [
+        o,
+        ...Object.entries(o)
+          .filter(([k]) => !(k in UNKNOWN_MEMBERS))
+          .flatMap(([, x]) => objects(x)),
+      ];
+    };
+    expect(objects(body).length).toBeGreaterThan(2);
+    for (const o of objects(body)) expect(o).toMatchObject(UNKNOWN_MEMBERS);
+    expect(body.data!.field_labels).toMatchObject(UNKNOWN_MEMBERS);
+    sim.setFaults({});
+    expect(JSON.parse((await get()).text)).not.toHaveProperty('sim_extra_number');
+  });
+});

@@ -39,6 +39,17 @@ describe('loadConfig', () => {
     expect(c.baseUrl).toBe('https://geo.example.com');
   });
 
+  it('GEO_MAX_RETRY_AFTER_SECONDS: 300 by default, read from the environment, refused with one line', () => {
+    expect(loadConfig({ env: {} }).maxRetryAfterSeconds).toBe(300);
+    expect(loadConfig({ env: { GEO_MAX_RETRY_AFTER_SECONDS: '60' } }).maxRetryAfterSeconds).toBe(60);
+    expect(problemsOf(() => loadConfig({ env: { GEO_MAX_RETRY_AFTER_SECONDS: 'soon' } }))).toEqual([
+      'GEO_MAX_RETRY_AFTER_SECONDS: expected an integer, got "soon"',
+    ]);
+    const zero = problemsOf(() => loadConfig({ env: { GEO_MAX_RETRY_AFTER_SECONDS: '0' } }));
+    expect(zero).toHaveLength(1);
+    expect(zero[0]).toMatch(/^GEO_MAX_RETRY_AFTER_SECONDS \(maxRetryAfterSeconds\): /);
+  });
+
   it('flags win over the environment', () => {
     const c = loadConfig({
       env: { GEO_WAREHOUSE: 'duckdb:/tmp/a.duckdb' },
@@ -98,5 +109,28 @@ describe('loadConfig', () => {
     expect(text).not.toContain('sk-very-secret');
     expect(text).not.toContain('pw-secret');
     expect(maskUrlPassword('postgresql://geo:s3cr3t@db:5432/geo')).toBe('postgresql://geo:***@db:5432/geo');
+  });
+});
+
+describe('DuckDB settings and the warehouse target', () => {
+  it('GEO_DUCKDB_* set memory limit, spill directory and threads; defaults otherwise', () => {
+    expect(loadConfig({ env: {} }).duckdb).toEqual({ memoryLimit: '256MB' });
+    const c = loadConfig({
+      env: { GEO_DUCKDB_MEMORY_LIMIT: '1GB', GEO_DUCKDB_TEMP_DIR: '/tmp/spill', GEO_DUCKDB_THREADS: '2' },
+    });
+    expect(c.duckdb).toEqual({ memoryLimit: '1GB', tempDirectory: '/tmp/spill', threads: 2 });
+  });
+
+  it('a bad DuckDB setting or target is one line naming the variable', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: { GEO_DUCKDB_MEMORY_LIMIT: 'lots', GEO_DUCKDB_THREADS: '0', GEO_WAREHOUSE: 'duckdb::memory:' },
+      }),
+    );
+    expect(problems).toHaveLength(3);
+    expect(problems.join('\n')).toMatch(/GEO_DUCKDB_MEMORY_LIMIT \(duckdb.memoryLimit\): expected a size/);
+    expect(problems.join('\n')).toMatch(/GEO_DUCKDB_THREADS \(duckdb.threads\)/);
+    // Parsed by the load layer's one parser: an in-memory DuckDB is refused before any open.
+    expect(problems.join('\n')).toMatch(/GEO_WAREHOUSE \(warehouse\): .*in-memory DuckDB keeps nothing/);
   });
 });

@@ -7,6 +7,7 @@
  * A real server adds fields over time; refusing them would turn every API addition into an outage.
  */
 import { z } from 'zod';
+import { apiTimestampToIso } from '../../transform/time.ts';
 
 /** An API ID: a non-negative integer. JSON numbers only; IDs are never derived or coerced. */
 export const Id = z.number().int().nonnegative();
@@ -20,10 +21,18 @@ export const Ymd = z
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD')
   .refine((s) => isCalendarDay(s), 'not a calendar day');
 
-/** `YYYY-MM-DD HH:MM:SS` (Asia/Shanghai wall time, per the spec's examples). */
+/**
+ * A timestamp: `YYYY-MM-DD HH:MM:SS` in Asia/Shanghai (spec 2.2, 2.10, 2.11), or ISO 8601 with a
+ * zone (`Z`, `+hh:mm`) and fractions, as the diagnosis timestamps are (2.9). Anything that is not
+ * a real instant fails here, so its record is quarantined instead of stored as text; the value
+ * stays the text received, and transforms turn it into an instant with `apiTimestampToIso`.
+ */
 export const DateTimeText = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?/, 'expected YYYY-MM-DD HH:MM:SS');
+  .refine(
+    (s) => apiTimestampToIso(s) !== null,
+    'expected YYYY-MM-DD HH:MM:SS (Asia/Shanghai) or ISO 8601 with a time zone',
+  );
 
 /**
  * Money: the spec says "number". Servers built on decimal columns often send strings ("12.50");

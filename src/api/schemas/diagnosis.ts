@@ -1,7 +1,8 @@
 /**
  * Site diagnosis (spec 2.9, 3.1). Field types are "not shown beyond the names" (4.2 rule 4), so
  * IDs accept integers or strings, and everything but `status` is optional. The report members'
- * inner structure is not shown: they are kept as JSON.
+ * inner structure is not shown: they are kept as JSON, and members whose type is not shown are
+ * read leniently (issue 9): an unexpected spelling never costs the diagnosis.
  */
 import { z } from 'zod';
 
@@ -10,8 +11,26 @@ export type DiagnosisStatus = z.infer<typeof DiagnosisStatus>;
 
 const IdLike = z.union([z.number().int(), z.string().min(1)]);
 
+/**
+ * A number the spec names without a type (a score, a percentage): a JSON number, or a number in
+ * text ("85.5", "40%"); anything else reads as unknown (null). The complete report stays in
+ * `result_json`, so nothing is lost when a server spells a score differently.
+ */
+const LenientNumber = z.unknown().transform((v): number | null => {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v !== 'string') return null;
+  const m = /^\s*(-?\d+(?:\.\d+)?)\s*%?\s*$/.exec(v);
+  return m ? Number(m[1]) : null;
+});
+
+/** Text the spec names without a type: non-text JSON is kept as its JSON text. */
+const LenientText = z.unknown().transform((v): string | null => {
+  if (v === undefined || v === null) return null;
+  return typeof v === 'string' ? v : JSON.stringify(v);
+});
+
 export const DiagnosisReport = z.looseObject({
-  composite_score: z.number().nullable().optional(),
+  composite_score: LenientNumber.optional(),
   summary_text: z.unknown().optional(),
   top_issues: z.unknown().optional(),
   quick_wins: z.unknown().optional(),
@@ -29,8 +48,8 @@ export const SiteDiagnosis = z.looseObject({
   diagnosis_task_id: IdLike.nullable().optional(),
   created: z.boolean().optional(),
   result_ready: z.boolean().optional(),
-  progress_percent: z.number().nullable().optional(),
-  current_step: z.string().nullable().optional(),
+  progress_percent: LenientNumber.optional(),
+  current_step: LenientText.optional(),
   error: z.unknown().optional(),
   project_url: z.string().nullable().optional(),
   url: z.string().nullable().optional(),

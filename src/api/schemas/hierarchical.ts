@@ -133,12 +133,37 @@ export type Screenshot = z.infer<typeof Screenshot>;
 export const ProductCard = z.record(z.string(), z.unknown());
 export type ProductCard = z.infer<typeof ProductCard>;
 
+/**
+ * Display metadata (2.8 `field_order`, `field_labels`): its shape exists for display and grows
+ * with the platforms, so any JSON is accepted and kept as it came (a label map gaining a number,
+ * a null or an object is no reason to lose an execution). Stored as JSON, never interpreted.
+ */
+export const DisplayJson = z.json();
+export type DisplayJson = z.infer<typeof DisplayJson>;
+
+/** `supported`: a boolean, or its 0/1 and "true"/"false" spellings; anything else reads as unknown. */
+const LenientBoolean = z.unknown().transform((v): boolean | undefined => {
+  if (typeof v === 'boolean') return v;
+  if (v === 1 || v === '1' || v === 'true') return true;
+  if (v === 0 || v === '0' || v === 'false') return false;
+  return undefined;
+});
+
+/**
+ * `result_status` of a card set: `missing`, `unsupported`, or a value the spec does not name yet.
+ * Text passes through; any other JSON value is kept as its JSON text, so the evidence is stored.
+ */
+const LenientText = z.unknown().transform((v): string | undefined => {
+  if (v === undefined || v === null) return undefined;
+  return typeof v === 'string' ? v : JSON.stringify(v);
+});
+
 /** The card-set metadata of 2.8, which may sit inside `data` or beside it (see products page). */
 export const ProductMeta = {
-  field_order: z.array(z.string()).optional(),
-  field_labels: z.record(z.string(), z.string()).optional(),
-  supported: z.boolean().optional(),
-  result_status: z.string().optional(),
+  field_order: DisplayJson.optional(),
+  field_labels: DisplayJson.optional(),
+  supported: LenientBoolean.optional(),
+  result_status: LenientText.optional(),
 };
 
 /**

@@ -10,7 +10,7 @@
  * after the file, and a file called `geo.duckdb` (the default target) makes every `geo.<table>`
  * ambiguous between catalog `geo` and schema `geo`.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance, quotedString, type DuckDBConnection } from '@duckdb/node-api';
@@ -44,13 +44,26 @@ export const CATALOG = 'warehouse';
  */
 const CHECKPOINT_THRESHOLD = '256MB';
 
+/** How DuckDB may use the machine (the config's `duckdb` keys, GEO_DUCKDB_*). */
+export interface DuckDBSettings {
+  /** DuckDB's syntax, e.g. 1GB. @default 256MB */
+  readonly memoryLimit?: string;
+  /** Where it spills. @default `<database file>.tmp` */
+  readonly tempDirectory?: string | undefined;
+  /** @default DuckDB's own (the machine's cores) */
+  readonly threads?: number | undefined;
+}
+
 export interface OpenOptions {
   /** How long to keep retrying while another process holds the file. @default 5000 */
   readonly lockWaitMs?: number;
+  /** Ends that wait at once (the process is stopping): the open rejects with its reason. */
+  readonly signal?: AbortSignal | undefined;
+  /** Applied when this process first opens the file (later opens share that instance). */
+  readonly settings?: DuckDBSettings;
 }
 
-/** @default 256MB; GEO_DUCKDB_MEMORY_LIMIT overrides (DuckDB's syntax, e.g. 1GB). */
-export const DUCKDB_MEMORY_LIMIT = process.env.GEO_DUCKDB_MEMORY_LIMIT ?? '256MB';
+const DEFAULT_MEMORY_LIMIT = '256MB';
 
 const LOCKED = /Could not set lock on file/i;
 
@@ -61,7 +74,10 @@ export function acquireDatabase(path: string, opts: OpenOptions = {}): Promise<S
     existing.refs++;
     return existing.opening;
   }
-  const entry: Entry = { opening: openWithRetry(path, opts.lockWaitMs ?? 5000), refs: 1 };
+  const entry: Entry = {
+    opening: openWithRetry(path, opts.lockWaitMs ?? 5000, opts.settings ?? {}, opts.signal),
+    refs: 1,
+  };
   open.set(path, entry);
   entry.opening.catch(() => {
     if (open.get(path) === entry) open.delete(path);
@@ -90,14 +106,20 @@ export async function connect(db: SharedDatabase): Promise<DuckDBConnection> {
   return connection;
 }
 
-async function openWithRetry(path: string, waitMs: number): Promise<SharedDatabase> {
+async function openWithRetry(
+  path: string,
+  waitMs: number,
+  settings: DuckDBSettings,
+  signal: AbortSignal | undefined,
+): Promise<SharedDatabase> {
   await mkdir(dirname(path), { recursive: true });
   // DuckDB's buffer pool defaults to 80% of RAM and keeps what it touched: a long sync would
   // grow with the warehouse instead of the batch. Bounded, it spills to disk instead.
   const instance = await DuckDBInstance.create(':memory:', {
-    memory_limit: DUCKDB_MEMORY_LIMIT,
+    memory_limit: settings.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
     // Spills go beside the database, not into whatever directory the process was started in.
-    temp_directory: `${path}.tmp`,
+    temp_directory: settings.tempDirectory ?? `${path}.tmp`,
+    ...(settings.threads !== undefined ? { threads: String(settings.threads) } : {}),
   });
   const connection = await instance.connect();
   const deadline = Date.now() + waitMs;
@@ -112,7 +134,9 @@ async function openWithRetry(path: string, waitMs: number): Promise<SharedDataba
         const message = e instanceof Error ? e.message : String(e);
         if (!LOCKED.test(message) || Date.now() + delay > deadline)
           throw await openError(path, waitMs, message, e);
-        await sleep(delay);
+        await sleep(delay, undefined, signal ? { signal } : {}).catch((e: unknown) => {
+          throw signal?.aborted ? (signal.reason ?? e) : e;
+        });
       }
     }
   } catch (e) {
@@ -121,6 +145,15 @@ async function openWithRetry(path: string, waitMs: number): Promise<SharedDataba
   } finally {
     connection.closeSync();
   }
+}
+
+/**
+ * Removes a DuckDB warehouse: its database file and its write-ahead log (a WAL left beside a new
+ * file would be replayed into it). Not while this process has it open.
+ */
+export async function removeDatabaseFiles(path: string): Promise<void> {
+  if (open.has(path)) throw new Error(`DuckDB warehouse ${path} is open in this process`);
+  for (const f of [path, `${path}.wal`]) await rm(f, { force: true });
 }
 
 async function openError(path: string, waitMs: number, message: string, cause: unknown): Promise<Error> {

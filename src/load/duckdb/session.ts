@@ -3,7 +3,15 @@
  * database's mutex, so callers may call concurrently: statements of one transaction never
  * interleave with another's, on this connection or another Warehouse's on the same file.
  */
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import {
+  BIGINT,
+  LIST,
+  listValue,
+  type DuckDBConnection,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import type { Param } from '../core/driver.ts';
 import type { SharedDatabase } from './database.ts';
 import { readRows } from './values.ts';
 
@@ -18,14 +26,14 @@ export class Session {
   }
 
   /** Runs SQL (several statements allowed when there are no parameters); returns rows changed. */
-  async run(sql: string, params?: readonly DuckDBValue[]): Promise<number> {
-    const result = await this.connection.run(sql, params ? [...params] : undefined);
+  async run(sql: string, params?: readonly Param[]): Promise<number> {
+    const result = await this.connection.run(sql, params?.map(toValue), params && typesOf(params));
     return result.rowsChanged;
   }
 
   /** Rows of one statement, as objects of warehouse values. */
-  async rows<T = Record<string, unknown>>(sql: string, params?: readonly DuckDBValue[]): Promise<T[]> {
-    const reader = await this.connection.runAndReadAll(sql, params ? [...params] : undefined);
+  async rows<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]> {
+    const reader = await this.connection.runAndReadAll(sql, params?.map(toValue), params && typesOf(params));
     return readRows(reader) as T[];
   }
 
@@ -45,4 +53,18 @@ export class Session {
   close(): void {
     this.connection.closeSync();
   }
+}
+
+/** A statement parameter as DuckDB binds it: id lists as LISTs of BIGINT. */
+function toValue(p: Param): DuckDBValue {
+  if (p === null || typeof p !== 'object') return p;
+  return listValue(p.map((id) => BigInt(id)));
+}
+
+const ID_LIST = LIST(BIGINT);
+
+/** The bind types: id lists typed (an empty list has no item type to infer), others inferred. */
+function typesOf(params: readonly Param[]): DuckDBType[] {
+  // DuckDB infers the type of a parameter whose entry is undefined.
+  return params.map((p) => (p !== null && typeof p === 'object' ? ID_LIST : undefined)) as DuckDBType[];
 }

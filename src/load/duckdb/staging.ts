@@ -1,6 +1,7 @@
 /**
- * Staging, DuckDB: per-connection TEMP tables without keys or indexes, filled with the Appender
- * (appendDataChunk, 2048 rows a chunk), then merged into geo tables by SQL.
+ * The bulk path, DuckDB: a per-connection TEMP table without keys or indexes, re-created and
+ * filled with the Appender (appendDataChunk, 2048 rows a chunk), then merged into its geo table
+ * by one INSERT ... SELECT (../core/statements.ts).
  *
  * Days, instants, money and JSON are staged as VARCHAR and CAST in the merge: the CAST parses
  * an ISO offset (`+08:00`) into the right instant, whereas the Appender's row-by-row VARCHAR
@@ -56,10 +57,6 @@ export function stagingName(spec: { table: string }): string {
 /** The connection-local staging table of a geo table. */
 export function stagingTable(spec: { table: string }): string {
   return `temp.main.${stagingName(spec)}`;
-}
-
-export function createStagingSql(spec: AnyTableSpec): string {
-  return `CREATE TEMP TABLE IF NOT EXISTS ${stagingName(spec)} (${stagingColumns(spec)})`;
 }
 
 /**
@@ -122,9 +119,4 @@ export async function appendStaged<R>(
   } finally {
     appender.closeSync();
   }
-}
-
-/** A one-column staging table of prompt_task_ids, `stage_<name>`. */
-export function idList(name: string): TableSpec<{ prompt_task_id: number }> {
-  return { table: name, key: ['prompt_task_id'], columns: [{ name: 'prompt_task_id', kind: 'bigint' }] };
 }

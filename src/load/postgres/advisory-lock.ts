@@ -3,6 +3,9 @@
  * connection, held until unlock() or close() (or until that connection dies, when PostgreSQL
  * releases it). The holder text is kept in geo.sync_lock so a refused caller can say who holds
  * it; a row whose backend no longer holds the lock is ignored.
+ *
+ * A lost connection loses the lock, and another run may take it at once: the `onLost` listeners
+ * hear of it (the run stops instead of going on unlocked).
  */
 import type { Logger } from 'pino';
 import type pg from 'pg';
@@ -27,6 +30,7 @@ LIMIT 1`;
 export class AdvisoryLock {
   private client: pg.Client | null = null;
   private held = false;
+  private readonly lostListeners = new Set<(cause: unknown) => void>();
 
   constructor(
     private readonly url: string,
@@ -58,6 +62,12 @@ export class AdvisoryLock {
     return { acquired: true };
   }
 
+  /** Calls `listener` once if the lock is lost while held (not on unlock()); returns the unsubscribe. */
+  onLost(listener: (cause: unknown) => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
   /** Releases the lock: ends the dedicated connection, which drops every session lock it held. */
   async unlock(): Promise<void> {
     const client = this.client;
@@ -77,11 +87,19 @@ export class AdvisoryLock {
   private async connection(): Promise<pg.Client> {
     if (this.client) return this.client;
     const client = createClient(this.url, 'geo-sync lock');
-    client.on('error', (err) => {
-      if (this.held) this.logger.error({ err }, 'the warehouse lock connection failed: the lock is lost');
+    const lost = (cause: unknown) => {
+      if (this.client !== client) return; // unlock() ended it, or it was already lost
+      this.client = null;
+      if (!this.held) return;
       this.held = false;
-      if (this.client === client) this.client = null;
-    });
+      this.logger.error({ err: cause }, 'the warehouse lock connection failed: the lock is lost');
+      const listeners = [...this.lostListeners];
+      this.lostListeners.clear();
+      for (const l of listeners) l(cause);
+    };
+    client.on('error', lost);
+    // A connection closed by the server without an error message loses the lock all the same.
+    client.on('end', () => lost(new Error('the lock connection was closed')));
     await client.connect();
     this.client = client;
     return client;

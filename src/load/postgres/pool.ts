@@ -19,9 +19,6 @@ export function createClient(url: string, applicationName: string): pg.Client {
   return new pg.Client({ connectionString: url, types: warehouseTypes, application_name: applicationName });
 }
 
-/** Anything that runs a query: the pool or one of its clients. */
-export type Queryable = Pick<pg.ClientBase, 'query'>;
-
 export interface TransactionOptions {
   /** The statement that opens the transaction. @default 'BEGIN' */
   readonly begin?: string;

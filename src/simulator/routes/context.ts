@@ -11,6 +11,8 @@ export interface Ctx {
   auth: AuthStore;
   /** SimulatorOptions.unstableTotals. */
   unstableTotals: boolean;
+  /** FaultOptions.resultsPerPageCap. */
+  resultsPerPageCap?: number | undefined;
   query: Params;
   /** Parsed JSON body of a POST (undefined when empty, BAD_JSON when unparsable). */
   body: unknown;

@@ -1,8 +1,9 @@
 /** Hierarchical reads (spec 4.3): everything keyed by the IDs of the hierarchy. */
 import type { ExecRef, WirePromptResultItem } from '../executions.ts';
-import { productsOf, screenshotOf, toSource } from '../children.ts';
+import { productsOf, screenshotObjectOf, toSource } from '../children.ts';
 import { fail, ok, pageObject, paging } from '../http.ts';
 import type { Reply } from '../http.ts';
+import type { CorruptibleChild, ExecutionChild } from '../mutations.ts';
 import { dayNumber } from '../time.ts';
 import type { Ctx } from './context.ts';
 
@@ -19,10 +20,24 @@ function served<T extends { prompt_task_id: number }>(ctx: Ctx, item: T): T | Re
   return ctx.world.isCorrupted(item.prompt_task_id) ? { ...item, hours: 'abc' } : item;
 }
 
-function execution(ctx: Ctx): ExecRef | Reply {
+/** The execution of `prompt_task_id`; 404 when it does not exist or `child` is hidden (hideChild). */
+function execution(ctx: Ctx, child: ExecutionChild): ExecRef | Reply {
   const id = ctx.query.int('prompt_task_id', { required: true, min: 0 });
-  return ctx.world.resolve(id) ?? fail(404, 'Prompt execution not found.');
+  const ref = ctx.world.resolve(id);
+  if (!ref || ctx.world.isChildHidden(id, child)) return fail(404, 'Prompt execution not found.');
+  return ref;
 }
+
+/** corruptChild: a known field of the wrong type, which no retry will change. */
+function corrupt(ctx: Ctx, ref: ExecRef, child: CorruptibleChild, data: Record<string, unknown>): Reply {
+  return ok(ctx.world.isChildCorrupted(ref.prompt_task_id, child) ? { ...data, ...CORRUPT[child] } : data);
+}
+
+const CORRUPT: Record<CorruptibleChild, Record<string, unknown>> = {
+  sources: { total: 'many' },
+  screenshot: { screenshot_status: 'done' },
+  products: { total: 'many' },
+};
 
 const isReply = (x: ExecRef | Reply): x is Reply => 'status' in x;
 
@@ -61,22 +76,27 @@ export function taskPrompts(ctx: Ctx): Reply {
 export function taskResults(ctx: Ctx): Reply {
   const pt = ctx.world.readablePlatformTask(ctx.query.int('task_id', { required: true, min: 0 }));
   const day = dayParam(ctx);
-  const { page, perPage, offset } = paging(ctx.query, 20, 100);
+  const asked = paging(ctx.query, 20, 100);
+  const perPage = Math.min(asked.perPage, ctx.resultsPerPageCap ?? asked.perPage);
+  const page = asked.page;
+  const offset = (page - 1) * perPage;
   if (!pt) return fail(404, 'Platform task not found.');
   const total = ctx.world.visible(pt, day).count;
   const items: (WirePromptResultItem | Record<string, unknown>)[] = ctx.world
     .refs(pt, day, offset, perPage)
     .map((r) => served(ctx, ctx.world.resultItem(r)));
+  // moveToHeadBetweenPages takes effect after this page: later pages see the list shifted.
+  ctx.world.notePageServed(pt, day);
   return ok(pageObject(items, total, page, perPage, ctx.unstableTotals));
 }
 
 export function promptDetail(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'detail');
   return isReply(ref) ? ref : ok(ctx.world.executionItem(ref));
 }
 
 export function promptResult(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'result');
   if (isReply(ref)) return ref;
   const r = ctx.world.resultItem(ref);
   return ok({
@@ -96,7 +116,7 @@ export function promptResult(ctx: Ctx): Reply {
 }
 
 export function promptSearches(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'sources');
   const { page, perPage, offset } = paging(ctx.query, 100, 1000);
   if (isReply(ref)) return ref;
   const total = ctx.world.sourceTotal(ref);
@@ -107,24 +127,23 @@ export function promptSearches(ctx: Ctx): Reply {
           .sourceRecords(ref, offset + perPage)
           .slice(offset)
           .map(toSource);
-  return ok(pageObject(items, total, page, perPage, ctx.unstableTotals));
+  return corrupt(ctx, ref, 'sources', { ...pageObject(items, total, page, perPage, ctx.unstableTotals) });
 }
 
 export function promptScreenshot(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'screenshot');
   if (isReply(ref)) return ref;
-  const shot = screenshotOf(ref);
-  return shot ? ok(shot) : fail(404, 'Screenshot not found.');
+  return corrupt(ctx, ref, 'screenshot', { ...screenshotObjectOf(ref) });
 }
 
 export function promptProducts(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'products');
   const { page, perPage, offset } = paging(ctx.query, 20, 100);
   if (isReply(ref)) return ref;
   const set = productsOf(ref);
   const shown = ctx.unstableTotals ? set.cards.length + (page % 3) : set.cards.length;
   // field_order, field_labels, supported and result_status inside `data` (one reading of 2.8).
-  return ok({
+  return corrupt(ctx, ref, 'products', {
     products: set.cards.slice(offset, offset + perPage),
     current_page: page,
     last_page: Math.max(1, Math.ceil(shown / perPage)),

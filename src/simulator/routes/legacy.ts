@@ -10,15 +10,19 @@ import type { ExecRef } from '../executions.ts';
 import { secondsIntoDay } from '../executions.ts';
 import { legacyFail, ok, pageObject, paging } from '../http.ts';
 import type { Reply } from '../http.ts';
+import type { ExecutionChild } from '../mutations.ts';
 import { dayNumber, shanghaiDateTime, wallTime } from '../time.ts';
 import type { Ctx } from './context.ts';
 import { BAD_JSON } from './context.ts';
 
 const STATUSES = [-3, -2, -1, 0, 1, 2] as const;
 
-function execution(ctx: Ctx): ExecRef | Reply {
+/** The execution of the legacy `task_id`; 404 when it does not exist or `child` is hidden (hideChild). */
+function execution(ctx: Ctx, child: ExecutionChild): ExecRef | Reply {
   const id = ctx.query.int('task_id', { required: true, min: 0 });
-  return ctx.world.resolve(id) ?? legacyFail(404, '任务不存在');
+  const ref = ctx.world.resolve(id);
+  if (!ref || ctx.world.isChildHidden(id, child)) return legacyFail(404, '任务不存在');
+  return ref;
 }
 
 const isReply = (x: ExecRef | Reply): x is Reply => 'status' in x;
@@ -55,7 +59,8 @@ export function taskList(ctx: Ctx): Reply {
         prompt_name: e.prompt_name,
         status: e.status,
         model: e.model,
-        sceenshot_result: e.screenshot_url,
+        // 2.11: a string in the daily list (the detail alone allows null); none is "".
+        sceenshot_result: e.screenshot_url ?? '',
         date_time: e.date_time,
         brand_exposure: e.brand_exposure,
       };
@@ -64,7 +69,7 @@ export function taskList(ctx: Ctx): Reply {
 }
 
 export function taskDetail(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'detail');
   if (isReply(ref)) return ref;
   const e = ctx.world.executionItem(ref);
   const at = secondsIntoDay(ref);
@@ -84,7 +89,7 @@ export function taskDetail(ctx: Ctx): Reply {
 }
 
 export function taskResult(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'result');
   const withProducts = ctx.query.oneOf('with_products', [0, 1]) ?? 0;
   if (isReply(ref)) return ref;
   const r = ctx.world.resultItem(ref);
@@ -108,7 +113,7 @@ export function taskResult(ctx: Ctx): Reply {
 }
 
 export function taskScreenshot(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'screenshot');
   if (isReply(ref)) return ref;
   const shot = screenshotOf(ref);
   if (!shot) return legacyFail(404, '截图不存在');
@@ -121,7 +126,7 @@ export function taskScreenshot(ctx: Ctx): Reply {
 
 /** Sources by `limit`; `pagination` only when `page` was sent. `id` equals the source_id. */
 export function taskSearches(ctx: Ctx): Reply {
-  const ref = execution(ctx);
+  const ref = execution(ctx, 'sources');
   const limit = ctx.query.int('limit', { min: 1, max: 1000 }) ?? 10;
   const page = ctx.query.int('page', { min: 1 });
   if (isReply(ref)) return ref;

@@ -1,0 +1,44 @@
+/**
+ * Interruption: one AbortSignal per process (the commands make it from SIGINT/SIGTERM) is handed
+ * down to everything that waits, so every wait ends at once when the process is asked to stop.
+ * No global state: whoever waits receives the signal as an argument.
+ */
+
+/** The reason a signal carries when the process was asked to stop (SIGINT/SIGTERM). */
+export class InterruptedError extends Error {
+  readonly code = 'INTERRUPTED' as const;
+  constructor(readonly signalName: string) {
+    super(`interrupted by ${signalName}`);
+    this.name = 'InterruptedError';
+  }
+}
+
+/** An error that only says the work was stopped: an InterruptedError or an AbortError. */
+export function isInterruption(e: unknown): boolean {
+  return e instanceof InterruptedError || (e instanceof Error && e.name === 'AbortError');
+}
+
+/** The error an aborted signal stands for: its reason, or an AbortError when it has none. */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/**
+ * Waits `ms`; with a signal, rejects with the signal's reason the moment it aborts (at once when
+ * it already has), and leaves no timer behind.
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (!signal) return new Promise((resolve) => setTimeout(resolve, ms));
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

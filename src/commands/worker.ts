@@ -1,0 +1,171 @@
+/**
+ * `geo-sync worker` and `geo-sync backfill --distributed`: the two ends of a distributed backfill
+ * (src/distributed/). Both need a PostgreSQL warehouse: the job queue lives in its database.
+ */
+import { Command, Option } from 'commander';
+import pg from 'pg';
+import { createApi, openMigratedWarehouse } from '../app.ts';
+import { enqueueBackfill } from '../distributed/enqueue.ts';
+import { migrateQueue, queueUrl, startBoss } from '../distributed/queue.ts';
+import { waitForBackfill } from '../distributed/wait.ts';
+import { runWorker } from '../distributed/worker.ts';
+import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
+import { createProgressReporter } from '../sync/progress.ts';
+import { formatSummary } from '../sync/summary.ts';
+import {
+  abortOnSignals,
+  action,
+  configFrom,
+  loggerFor,
+  parsePositiveInt,
+  type CommonOpts,
+} from './common.ts';
+
+export interface DistributedBackfillOpts extends CommonOpts {
+  customer?: number[];
+  force?: boolean;
+  wait?: boolean;
+  progress?: boolean;
+}
+
+/** `backfill --distributed [--wait]`. */
+export async function runDistributedBackfill(
+  dates: string[],
+  opts: DistributedBackfillOpts,
+): Promise<number> {
+  const showBar = Boolean(opts.wait) && opts.progress !== false && Boolean(process.stderr.isTTY);
+  const config = configFrom(opts, {
+    ...(opts.customer?.length ? { customers: opts.customer } : {}),
+    ...(showBar && !opts.logLevel && !process.env.GEO_LOG_LEVEL ? { logLevel: 'warn' } : {}),
+  });
+  const url = queueUrl(config, 'backfill --distributed');
+  const logger = loggerFor(config);
+  const api = createApi(config, logger);
+  try {
+    const warehouse = await openMigratedWarehouse(config, logger);
+    const db = new pg.Pool({ connectionString: url, max: 2, application_name: 'geo-sync-queue' });
+    try {
+      await migrateQueue(url, config, logger);
+      const boss = await startBoss(url, logger, { jobTimeoutSeconds: config.jobTimeoutSeconds });
+      let result;
+      try {
+        result = await enqueueBackfill(
+          {
+            api: api.port,
+            apiStats: () => ({
+              requests: api.client.stats.requests,
+              retries: api.client.stats.retries,
+              rateLimited: api.client.stats.rateLimited,
+            }),
+            bindRejectSink: (sink) => api.setRejectSink(sink),
+            warehouse,
+            boss,
+            db,
+            config,
+            logger,
+          },
+          { dates, customers: config.customers, force: Boolean(opts.force) },
+        );
+      } finally {
+        await boss.stop({ graceful: false, wait: true });
+      }
+      process.stdout.write(
+        `backfill ${result.backfill}: queued ${result.queued} job(s) (${result.units} units to run, ` +
+          `${result.skipped} already finished, ${result.jobs - result.queued} already queued before); ` +
+          'start workers with `geo-sync worker`\n',
+      );
+      if (!opts.wait) return EXIT.success;
+
+      const signals = abortOnSignals(logger);
+      const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
+      try {
+        const summary = await waitForBackfill(db, warehouse, result.backfill, {
+          signal: signals.signal,
+          ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
+        });
+        progress?.stop();
+        process.stdout.write(formatSummary(summary) + '\n');
+        return exitCodeOf(summary.status);
+      } catch (e) {
+        if (signals.signal.aborted) return EXIT.interrupted;
+        throw e;
+      } finally {
+        progress?.stop();
+        signals.dispose();
+      }
+    } finally {
+      await db.end();
+      await warehouse.close();
+    }
+  } finally {
+    await api.close();
+  }
+}
+
+interface WorkerOpts extends Omit<CommonOpts, 'concurrency'> {
+  concurrency?: number;
+  exitWhenIdle?: boolean;
+}
+
+export function workerCommand(): Command {
+  // The common options, except that --concurrency here is units at once: GEO_CONCURRENCY stays
+  // the total of requests in flight across all workers.
+  return new Command('worker')
+    .description(
+      'take jobs of distributed backfills (backfill --distributed) from the queue in PostgreSQL and run them',
+    )
+    .option('--concurrency <n>', 'units (jobs) this worker runs at once (default 2)', parsePositiveInt)
+    .option('--exit-when-idle', 'exit 0 once no job is queued or active', false)
+    .option('--config <file>', 'JSON config file (default: GEO_CONFIG)')
+    .option('--base-url <url>', 'API base URL (GEO_BASE_URL)')
+    .option('--warehouse <target>', 'postgres:// URL (GEO_WAREHOUSE): the warehouse and the job queue')
+    .option(
+      '--requests-per-second <n>',
+      'request starts per second, total across live workers (GEO_REQUESTS_PER_SECOND)',
+      parsePositiveInt,
+    )
+    .addOption(new Option('--log-level <level>', 'log level (GEO_LOG_LEVEL)'))
+    .addOption(
+      new Option('--log-format <format>', 'log format (GEO_LOG_FORMAT)').choices(['auto', 'json', 'pretty']),
+    )
+    .action(
+      action(async (opts: WorkerOpts) => {
+        const config = configFrom({ ...opts, concurrency: undefined });
+        const url = queueUrl(config, 'worker');
+        const logger = loggerFor(config);
+        const api = createApi(config, logger);
+        try {
+          const warehouse = await openMigratedWarehouse(config, logger);
+          const db = new pg.Pool({ connectionString: url, max: 2, application_name: 'geo-sync-worker' });
+          const signals = abortOnSignals(logger);
+          try {
+            await migrateQueue(url, config, logger);
+            const boss = await startBoss(url, logger, {
+              supervise: true,
+              jobTimeoutSeconds: config.jobTimeoutSeconds,
+            });
+            try {
+              logger.info(
+                { concurrency: opts.concurrency ?? 2, exitWhenIdle: Boolean(opts.exitWhenIdle) },
+                'worker started',
+              );
+              const r = await runWorker(
+                { api, warehouse, boss, db, config, logger, signal: signals.signal },
+                { concurrency: opts.concurrency ?? 2, exitWhenIdle: Boolean(opts.exitWhenIdle) },
+              );
+              logger.info({ ...r, interrupted: signals.signal.aborted }, 'worker stopped');
+              return EXIT.success;
+            } finally {
+              await boss.stop({ graceful: false, wait: true });
+            }
+          } finally {
+            signals.dispose();
+            await db.end();
+            await warehouse.close();
+          }
+        } finally {
+          await api.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,192 @@
+/**
+ * The job queue of a distributed backfill: pg-boss 10 in its own schema (`geo_queue`) of the
+ * warehouse's PostgreSQL database, plus three small tables of ours in the same schema:
+ * - `backfills`: one row per distributed backfill (what was planned), so `--wait` can report it;
+ * - `workers`: a heartbeat per live worker, so each takes its share of the key's rate;
+ * - `rate_state`: the shared AIMD factor that a 429 seen by any worker lowers for all.
+ *
+ * pg-boss keeps job states (created, retry, active, completed, failed), expires the job of a
+ * killed worker after its `expireInSeconds` and retries failed jobs with backoff.
+ */
+import { createHash } from 'node:crypto';
+import PgBoss from 'pg-boss';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { UsageError } from '../app.ts';
+import type { Config } from '../config.ts';
+import { parseWarehouseTarget } from '../load/target.ts';
+
+/** The queue's schema: never `geo`, whose tables belong to the warehouse. */
+export const QUEUE_SCHEMA = 'geo_queue';
+/** One pg-boss queue holds every job; a job's data names its backfill. */
+export const QUEUE_NAME = 'geo-sync-units';
+
+export interface UnitJobData {
+  backfill: string;
+  task_id: number;
+  date: string;
+}
+export interface AccountJobData {
+  backfill: string;
+  /** Site diagnoses of these page projects, then finance: what a local run reads after its units. */
+  account: { customers: number[] };
+}
+export type JobData = UnitJobData | AccountJobData;
+
+export const isAccountJob = (d: JobData): d is AccountJobData => 'account' in d;
+
+/** The PostgreSQL URL of the warehouse, or a one-line UsageError (exit 2) for DuckDB. */
+export function queueUrl(config: Config, what: string): string {
+  const t = parseWarehouseTarget(config.warehouse);
+  if (t.dialect !== 'postgres') {
+    throw new UsageError(
+      `${what} needs a PostgreSQL warehouse for its job queue (GEO_WAREHOUSE=postgres://...); ${t.description} is DuckDB`,
+    );
+  }
+  return t.url;
+}
+
+/** A name-based UUID (RFC 4122 version 5, SHA-1): the same name always gives the same id. */
+export function uuidV5(name: string, namespace = '6f1c0a52-8d0e-4c1f-9a55-2f1e3b6f0c11'): string {
+  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const h = hash.subarray(0, 16).toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface BossOptions {
+  /** Run pg-boss maintenance (expiry of killed workers' jobs, archiving) in this process. */
+  supervise?: boolean;
+  jobTimeoutSeconds: number;
+}
+
+/** A started pg-boss on the queue schema (created or migrated when missing). */
+export async function startBoss(url: string, logger: Logger, opts: BossOptions): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schema: QUEUE_SCHEMA,
+    application_name: 'geo-sync-queue',
+    max: 3,
+    supervise: opts.supervise ?? false,
+    schedule: false,
+    migrate: true,
+    // Expiry is found by maintenance: run it often enough that a killed worker's job comes back
+    // soon after its timeout (pg-boss runs it once per interval across all processes).
+    maintenanceIntervalSeconds: Math.min(120, Math.max(1, Math.floor(opts.jobTimeoutSeconds / 3))),
+  });
+  boss.on('error', (e) => logger.warn({ err: e }, 'job queue error'));
+  await boss.start();
+  return boss;
+}
+
+const OWN_TABLES = `
+CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.backfills (
+  backfill_id   TEXT PRIMARY KEY,
+  args          JSONB NOT NULL,
+  dates         TEXT[] NOT NULL,
+  customers     INTEGER NOT NULL,
+  monitoring_tasks INTEGER NOT NULL,
+  platform_tasks INTEGER NOT NULL,
+  units_total   INTEGER NOT NULL,
+  units_skipped INTEGER NOT NULL,
+  created_at    TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.workers (
+  worker_id  TEXT PRIMARY KEY,
+  host       TEXT NOT NULL,
+  pid        INTEGER NOT NULL,
+  started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+  seen_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+  -- Since when the worker has had no job (NULL: busy, or just started).
+  idle_since TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.rate_state (
+  id               INTEGER PRIMARY KEY CHECK (id = 1),
+  factor           DOUBLE PRECISION NOT NULL,
+  rate_limited     BIGINT NOT NULL DEFAULT 0,
+  last_decrease_at TIMESTAMPTZ NOT NULL DEFAULT '-infinity',
+  last_change_at   TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+INSERT INTO ${QUEUE_SCHEMA}.rate_state (id, factor) VALUES (1, 1) ON CONFLICT DO NOTHING;
+`;
+
+/**
+ * Creates the queue schema (pg-boss's tables, the queue, our tables) when missing; safe twice
+ * and from several processes at once (pg-boss migrates under an advisory lock; ours are
+ * IF NOT EXISTS under one too).
+ */
+export async function migrateQueue(url: string, config: Config, logger: Logger): Promise<void> {
+  const boss = await startBoss(url, logger, { jobTimeoutSeconds: config.jobTimeoutSeconds });
+  try {
+    if (!(await boss.getQueue(QUEUE_NAME))) {
+      await boss.createQueue(QUEUE_NAME, {
+        name: QUEUE_NAME,
+        policy: 'standard',
+        retryLimit: config.jobRetries,
+        retryDelay: config.jobRetryDelaySeconds,
+        retryBackoff: true,
+        expireInSeconds: config.jobTimeoutSeconds,
+      });
+    }
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
+  }
+  await withClient(url, async (c) => {
+    await c.query('SELECT pg_advisory_lock(hashtext($1))', [`${QUEUE_SCHEMA}.migrate`]);
+    try {
+      await c.query(OWN_TABLES);
+    } finally {
+      await c.query('SELECT pg_advisory_unlock(hashtext($1))', [`${QUEUE_SCHEMA}.migrate`]);
+    }
+  });
+}
+
+/** One short-lived connection. */
+export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url, application_name: 'geo-sync-queue' });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Whether the queue schema exists (without creating it). */
+export async function queueExists(db: Pick<pg.ClientBase, 'query'>): Promise<boolean> {
+  const r = await db.query<{ ok: boolean }>('SELECT to_regclass($1) IS NOT NULL AS ok', [
+    `${QUEUE_SCHEMA}.backfills`,
+  ]);
+  return Boolean(r.rows[0]?.ok);
+}
+
+export interface JobStateRow {
+  id: string;
+  state: 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
+  data: JobData;
+  retry_count: number;
+  message: string | null;
+}
+
+/** Every job of a backfill, wherever pg-boss keeps it now (the live table or the archive). */
+export async function backfillJobs(
+  db: Pick<pg.ClientBase, 'query'>,
+  backfill: string,
+): Promise<JobStateRow[]> {
+  const cols = `id::text AS id, state::text AS state, data, retry_count,
+    COALESCE(output->>'message', output->'value'->>'message') AS message`;
+  const r = await db.query<JobStateRow>(
+    `SELECT ${cols} FROM ${QUEUE_SCHEMA}.job WHERE name = $1 AND data->>'backfill' = $2
+     UNION ALL
+     SELECT ${cols} FROM ${QUEUE_SCHEMA}.archive a WHERE name = $1 AND data->>'backfill' = $2
+       AND NOT EXISTS (SELECT 1 FROM ${QUEUE_SCHEMA}.job j WHERE j.name = a.name AND j.id = a.id)`,
+    [QUEUE_NAME, backfill],
+  );
+  return r.rows;
+}
+
+/** Jobs not finished yet: queued, waiting for a retry, or taken by a worker. */
+export const isOpen = (state: JobStateRow['state']): boolean =>
+  state === 'created' || state === 'retry' || state === 'active';

@@ -1,0 +1,66 @@
+/**
+ * What a dialect provides to the warehouse core (core/warehouse.ts): a connection that runs
+ * statements and bulk-loads rows, transactions, the lock, and the few SQL spellings that
+ * differ. Everything else (the batch merge, closing units, upserts, reads, the run log,
+ * migrations) is written once in core/, as SQL generated from the table description
+ * (../tables.ts) with `$n` parameters.
+ */
+import type { Json } from '../../transform/rows.ts';
+import type { ColumnKind, TableSpec } from '../tables.ts';
+import type { Dialect, LockResult } from '../warehouse.ts';
+
+/** A statement parameter: a scalar, or a list of ids (see Driver.inIds). */
+export type Param = null | boolean | number | string | readonly number[];
+
+export type LoadMode = 'insert' | 'upsert';
+
+export interface Connection {
+  /** Runs SQL (several statements allowed when there are no parameters); returns rows changed. */
+  execute(sql: string, params?: readonly Param[]): Promise<number>;
+  /** Rows of one statement, as objects of warehouse values (../values.ts). */
+  rows<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]>;
+  /**
+   * Bulk-loads `rows` into geo.<spec.table> (PostgreSQL COPY, DuckDB Appender), inside the
+   * caller's transaction. `insert` fails on an existing key (Driver.isDuplicateKey tells);
+   * `upsert` overwrites the spec's other columns (and synced_at) of an existing key.
+   */
+  load<R>(spec: TableSpec<R>, rows: readonly R[], mode: LoadMode): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /**
+   * The transaction bulk-loads execution batches (PostgreSQL: its staging tables are made
+   * ready first, and the planner is told to use the indexes).
+   */
+  readonly bulk?: boolean;
+}
+
+export interface Driver {
+  readonly dialect: Dialect;
+  /** Safe to log (no password). */
+  readonly description: string;
+  /** The SQL type of each column kind (what parameters are cast to). */
+  readonly types: Readonly<Record<ColumnKind, string>>;
+
+  /** A predicate: `column` is one of the ids of the list parameter `$n`. */
+  inIds(column: string, n: number): string;
+  /** Whether `error` is a primary-key violation (the batch merge's cue for its safe path). */
+  isDuplicateKey(error: unknown): boolean;
+
+  /** `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
+  transaction<T>(fn: (c: Connection) => Promise<T>, opts?: TransactionOptions): Promise<T>;
+  /** `fn` on one connection, outside a transaction (each statement commits on its own). */
+  connection<T>(fn: (c: Connection) => Promise<T>): Promise<T>;
+  /** Runs `fn` holding the migration lock on `c` (PostgreSQL: an advisory lock). */
+  withMigrationLock<T>(c: Connection, fn: () => Promise<T>): Promise<T>;
+  /** One read-only report query; `$1`-style parameters. */
+  query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]>;
+
+  /** The no-overlap lock (PostgreSQL advisory lock, DuckDB lock file). */
+  tryLock(holder: string): Promise<LockResult>;
+  unlock(): Promise<void>;
+  /** Tells `listener` when the lock is lost without unlock (PostgreSQL: its connection died). */
+  onLockLost?(listener: (cause: unknown) => void): () => void;
+  /** Closes connections (the lock is released first by the core). */
+  close(): Promise<void>;
+}

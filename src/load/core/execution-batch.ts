@@ -1,0 +1,129 @@
+/**
+ * writeExecutionBatch and closing units, for every dialect: ONE transaction writes the batch,
+ * then closes the `completions` units, so a unit's checkpoint commits with its last rows.
+ *
+ * Fast path (the usual case): the batch's executions already stored are looked up by primary
+ * key; only their rows are deleted (executions, screenshots and product summaries the batch
+ * carries; ranks, sources and cards of the executions it replaces) and every collection is then
+ * bulk-loaded as plain inserts (COPY, Appender). A first sync deletes nothing and writes each
+ * row once. On-conflict upserts cost several times a plain insert (PostgreSQL: staging + ON
+ * CONFLICT wrote about 27k rows/s, this path about twice that; DuckDB: 28 ms against 6 ms for
+ * 2,000 sources).
+ *
+ * Safe path: after those deletes no key can exist, unless upstream moved a source_id to another
+ * execution, or a child row was stored without its execution. Then an insert meets an existing
+ * key, the transaction is rolled back and the batch is written again the general way: upserts
+ * for executions, screenshots, product summaries and sources; the replaced executions' ranks and
+ * cards deleted, then inserted.
+ */
+import type { ExecutionBatch } from '../../transform/rows.ts';
+import { isEmptyBatch, prepareBatch, type PreparedBatch } from '../batch.ts';
+import {
+  EXECUTION_CHILD_TABLES,
+  EXECUTION_PRODUCTS,
+  EXECUTION_RANKS,
+  EXECUTION_SCREENSHOTS,
+  EXECUTION_SOURCES,
+  PRODUCT_CARDS,
+  PROMPT_EXECUTIONS,
+  SYNC_CHECKPOINTS,
+} from '../tables.ts';
+import type { UnitCompletion } from '../warehouse.ts';
+import type { Connection, Driver } from './driver.ts';
+import { insertValuesSql, valuesParams } from './statements.ts';
+
+type Merge = (driver: Driver, c: Connection, b: PreparedBatch) => Promise<void>;
+
+export async function writeExecutionBatch(
+  driver: Driver,
+  batch: ExecutionBatch,
+  completions: readonly UnitCompletion[] = [],
+): Promise<void> {
+  if (isEmptyBatch(batch) && completions.length === 0) return;
+  const b = prepareBatch(batch);
+  const write = (merge: Merge) =>
+    driver.transaction(
+      async (c) => {
+        await merge(driver, c, b);
+        for (const unit of completions) await closeUnit(driver, c, unit);
+      },
+      { bulk: true },
+    );
+  try {
+    await write(fastPath);
+  } catch (e) {
+    if (!driver.isDuplicateKey(e)) throw e;
+    await write(safePath);
+  }
+}
+
+const deleteIdsSql = (driver: Driver, table: string) =>
+  `DELETE FROM geo.${table} WHERE ${driver.inIds('prompt_task_id', 1)}`;
+
+async function deleteIds(driver: Driver, c: Connection, table: { table: string }, ids: readonly number[]) {
+  if (ids.length > 0) await c.execute(deleteIdsSql(driver, table.table), [ids]);
+}
+
+const fastPath: Merge = async (driver, c, b) => {
+  const keys = b.keys;
+  if (keys.length === 0) return;
+  const stored = await c.rows<{ prompt_task_id: number }>(
+    `SELECT prompt_task_id FROM geo.prompt_executions WHERE ${driver.inIds('prompt_task_id', 1)}`,
+    [keys],
+  );
+  // Rows can be stored only for executions stored, or for ids named without their execution.
+  const executionIds = new Set(b.executions.map((e) => e.prompt_task_id));
+  const cleared = new Set(stored.map((r) => r.prompt_task_id));
+  for (const id of keys) if (!executionIds.has(id)) cleared.add(id);
+  if (cleared.size > 0) {
+    const among = (ids: Iterable<number>) => [...new Set(ids)].filter((id) => cleared.has(id));
+    await deleteIds(driver, c, PROMPT_EXECUTIONS, among(executionIds));
+    await deleteIds(driver, c, EXECUTION_SCREENSHOTS, among(b.screenshots.map((r) => r.prompt_task_id)));
+    await deleteIds(driver, c, EXECUTION_PRODUCTS, among(b.products.map((r) => r.prompt_task_id)));
+    await deleteIds(driver, c, EXECUTION_RANKS, among(b.replaced.ranks));
+    await deleteIds(driver, c, EXECUTION_SOURCES, among(b.replaced.sources));
+    await deleteIds(driver, c, PRODUCT_CARDS, among(b.replaced.cards));
+  }
+  await c.load(PROMPT_EXECUTIONS, b.executions, 'insert');
+  await c.load(EXECUTION_SCREENSHOTS, b.screenshots, 'insert');
+  await c.load(EXECUTION_PRODUCTS, b.products, 'insert');
+  await c.load(EXECUTION_RANKS, b.ranks, 'insert');
+  await c.load(EXECUTION_SOURCES, b.sources, 'insert');
+  await c.load(PRODUCT_CARDS, b.cards, 'insert');
+};
+
+const safePath: Merge = async (driver, c, b) => {
+  await c.load(PROMPT_EXECUTIONS, b.executions, 'upsert');
+  await c.load(EXECUTION_SCREENSHOTS, b.screenshots, 'upsert');
+  await c.load(EXECUTION_PRODUCTS, b.products, 'upsert');
+  await deleteIds(driver, c, EXECUTION_RANKS, b.replaced.ranks);
+  await deleteIds(driver, c, EXECUTION_SOURCES, b.replaced.sources);
+  await deleteIds(driver, c, PRODUCT_CARDS, b.replaced.cards);
+  await c.load(EXECUTION_RANKS, b.ranks, 'insert');
+  await c.load(EXECUTION_SOURCES, b.sources, 'upsert');
+  await c.load(PRODUCT_CARDS, b.cards, 'insert');
+};
+
+/**
+ * Closes one unit inside the caller's transaction: deletes the unit's executions the API no
+ * longer lists, with their children (unless the listing is not trusted whole:
+ * `deleteUnlisted: false`), then upserts the checkpoint. A checkpoint thus never exists without
+ * the rows it vouches for (committed by earlier batches) nor with rows it disowns.
+ */
+export async function closeUnit(driver: Driver, c: Connection, unit: UnitCompletion): Promise<void> {
+  if (unit.deleteUnlisted !== false) {
+    const gone = await c.rows<{ prompt_task_id: number }>(
+      `DELETE FROM geo.prompt_executions
+       WHERE task_id = CAST($1 AS ${driver.types.bigint}) AND date_time = CAST($2 AS ${driver.types.date})
+         AND NOT (${driver.inIds('prompt_task_id', 3)})
+       RETURNING prompt_task_id`,
+      [unit.task_id, unit.date, unit.seenPromptTaskIds],
+    );
+    const ids = gone.map((r) => r.prompt_task_id);
+    for (const table of EXECUTION_CHILD_TABLES) await deleteIds(driver, c, { table }, ids);
+  }
+  await c.execute(
+    insertValuesSql(driver, SYNC_CHECKPOINTS, 1, true),
+    valuesParams(SYNC_CHECKPOINTS, [unit.checkpoint]),
+  );
+}

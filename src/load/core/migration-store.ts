@@ -1,0 +1,59 @@
+/**
+ * Migrations over one driver connection: under the dialect's migration lock (PostgreSQL: an
+ * advisory lock, so a second process waits and then finds everything applied; DuckDB: nothing
+ * beyond the database mutex the connection holds and DuckDB's own file lock), each migration in
+ * its own transaction with its geo.schema_migrations row.
+ */
+import type { Migration, MigrationStore } from '../migrate.ts';
+import type { Connection, Driver } from './driver.ts';
+
+export class CoreMigrationStore implements MigrationStore {
+  constructor(
+    private readonly driver: Driver,
+    private readonly c: Connection,
+  ) {}
+
+  withMigrationLock<T>(fn: () => Promise<T>): Promise<T> {
+    return this.driver.withMigrationLock(this.c, fn);
+  }
+
+  async ensureLedger(): Promise<void> {
+    const text = this.driver.types.text;
+    await this.c.execute(`CREATE SCHEMA IF NOT EXISTS geo;
+      CREATE TABLE IF NOT EXISTS geo.schema_migrations (
+        version    ${text} PRIMARY KEY,
+        name       ${text} NOT NULL,
+        applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      )`);
+  }
+
+  async appliedVersions(): Promise<Set<string>> {
+    const rows = await this.c.rows<{ version: string }>('SELECT version FROM geo.schema_migrations');
+    return new Set(rows.map((r) => r.version));
+  }
+
+  async apply(m: Migration): Promise<void> {
+    await this.inTransaction(async () => {
+      await this.c.execute(m.sql);
+      await this.c.execute('INSERT INTO geo.schema_migrations (version, name) VALUES ($1, $2)', [
+        m.version,
+        m.name,
+      ]);
+    });
+  }
+
+  async replaceViews(sql: string): Promise<void> {
+    await this.inTransaction(() => this.c.execute(sql));
+  }
+
+  private async inTransaction(fn: () => Promise<unknown>): Promise<void> {
+    await this.c.execute('BEGIN TRANSACTION');
+    try {
+      await fn();
+      await this.c.execute('COMMIT');
+    } catch (e) {
+      await this.c.execute('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+}

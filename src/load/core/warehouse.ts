@@ -1,0 +1,240 @@
+/**
+ * The Warehouse (../warehouse.ts), written once over a dialect's Driver (driver.ts): the small
+ * tables' upserts and updates, the execution batches (execution-batch.ts), the run log, the
+ * quarantine, reads and migrations. Each call is one transaction (or one statement).
+ */
+import type { Logger } from 'pino';
+import type * as Row from '../../transform/rows.ts';
+import { shanghaiDayOf } from '../../transform/time.ts';
+import { readMigrations, runMigrations } from '../migrate.ts';
+import {
+  BALANCE_SNAPSHOTS,
+  DEDUCTIONS,
+  MONITORING_TASK_CONFIG,
+  MONITORING_TASKS,
+  PLATFORM_TASK_PROMPTS,
+  PLATFORM_TASKS,
+  SITE_DIAGNOSES,
+  SYNC_REJECTS,
+  SYNC_RUNS,
+  SYNC_UNIT_FAILURES,
+  ident,
+  type TableSpec,
+} from '../tables.ts';
+import { dedupeBy, unitKeyOf } from '../values.ts';
+import {
+  DATA_TABLES,
+  type DataTable,
+  type ForgottenUnits,
+  type LockResult,
+  type MigrateResult,
+  type UnitCompletion,
+  type UnitRecords,
+  type Warehouse,
+} from '../warehouse.ts';
+import type { Driver } from './driver.ts';
+import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
+import { CoreMigrationStore } from './migration-store.ts';
+import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
+
+const COUNTS = `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM geo.${t}) AS ${ident(t)}`).join(', ')}`;
+
+export class CoreWarehouse implements Warehouse {
+  readonly dialect;
+  readonly description;
+  private closed = false;
+
+  constructor(
+    private readonly driver: Driver,
+    private readonly logger: Logger,
+  ) {
+    this.dialect = driver.dialect;
+    this.description = driver.description;
+  }
+
+  async migrate(): Promise<MigrateResult> {
+    const set = await readMigrations(this.driver.dialect);
+    return this.driver.connection((c) =>
+      runMigrations(new CoreMigrationStore(this.driver, c), set, this.logger),
+    );
+  }
+
+  /** Multi-row inserts (upserts by the spec's key unless `upsert` is false), one transaction. */
+  private async writeRows<R>(spec: TableSpec<R>, rows: readonly R[], upsert = true): Promise<void> {
+    if (rows.length === 0) return;
+    await this.driver.transaction(async (c) => {
+      for (const chunk of chunked(rows, spec.columns.length)) {
+        await c.execute(insertValuesSql(this.driver, spec, chunk.length, upsert), valuesParams(spec, chunk));
+      }
+    });
+  }
+
+  /** Sets the spec's columns of existing rows by key, one transaction. */
+  private async updateRows<R>(spec: TableSpec<R>, rows: readonly R[]): Promise<void> {
+    if (rows.length === 0) return;
+    const sql = updateByKeySql(this.driver, spec);
+    await this.driver.transaction(async (c) => {
+      for (const r of rows) await c.execute(sql, valuesParams(spec, [r]));
+    });
+  }
+
+  upsertMonitoringTasks(rows: readonly Row.MonitoringTaskRow[]): Promise<void> {
+    return this.writeRows(
+      MONITORING_TASKS,
+      dedupeBy(rows, (r) => r.project_id),
+    );
+  }
+  updateMonitoringTaskConfig(rows: readonly Row.MonitoringTaskConfigRow[]): Promise<void> {
+    return this.updateRows(MONITORING_TASK_CONFIG, rows);
+  }
+  upsertPlatformTasks(rows: readonly Row.PlatformTaskRow[]): Promise<void> {
+    return this.writeRows(
+      PLATFORM_TASKS,
+      dedupeBy(rows, (r) => r.task_id),
+    );
+  }
+  updatePlatformTaskPrompts(rows: readonly Row.PlatformTaskPromptsRow[]): Promise<void> {
+    return this.updateRows(PLATFORM_TASK_PROMPTS, rows);
+  }
+
+  writeExecutionBatch(batch: Row.ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void> {
+    return writeExecutionBatch(this.driver, batch, completions);
+  }
+  completeUnit(unit: UnitCompletion): Promise<void> {
+    return this.driver.transaction((c) => closeUnit(this.driver, c, unit));
+  }
+  async finishedUnits(dates: readonly string[]): Promise<Set<string>> {
+    const unique = [...new Set(dates)];
+    if (unique.length === 0) return new Set();
+    const placeholders = unique.map((_, i) => `CAST($${i + 1} AS ${this.driver.types.date})`).join(', ');
+    const rows = await this.driver.connection((c) =>
+      c.rows<{ task_id: number; date: string }>(
+        `SELECT task_id, date FROM geo.sync_checkpoints WHERE date IN (${placeholders})`,
+        unique,
+      ),
+    );
+    return new Set(rows.map((r) => unitKeyOf(r.task_id, r.date)));
+  }
+
+  // ---- unit state (`geo-sync state show|reset`) ----
+
+  recordUnitFailures(rows: readonly Row.UnitFailureRow[]): Promise<void> {
+    return this.writeRows(
+      SYNC_UNIT_FAILURES,
+      dedupeBy(rows, (r) => unitKeyOf(r.task_id, r.date)),
+    );
+  }
+  /** `date BETWEEN $1 AND $2`, and the task list `$3` when given. */
+  private unitsIn(taskIds: readonly number[]): string {
+    const d = this.driver.types.date;
+    const days = `date BETWEEN CAST($1 AS ${d}) AND CAST($2 AS ${d})`;
+    return taskIds.length ? `${days} AND ${this.driver.inIds('task_id', 3)}` : days;
+  }
+  unitRecords(from: string, to: string): Promise<UnitRecords> {
+    const where = this.unitsIn([]);
+    return this.driver.connection(async (c) => ({
+      checkpoints: await c.rows<Row.CheckpointRow>(
+        `SELECT task_id, date, run_id, finished_at, executions FROM geo.sync_checkpoints
+         WHERE ${where} ORDER BY date, task_id`,
+        [from, to],
+      ),
+      failures: await c.rows<Row.UnitFailureRow>(
+        `SELECT task_id, date, run_id, failed_at, error FROM geo.sync_unit_failures
+         WHERE ${where} ORDER BY date, task_id`,
+        [from, to],
+      ),
+    }));
+  }
+  forgetUnits(from: string, to: string, taskIds: readonly number[] = []): Promise<ForgottenUnits> {
+    const where = this.unitsIn(taskIds);
+    const params = taskIds.length ? [from, to, [...taskIds]] : [from, to];
+    return this.driver.transaction(async (c) => {
+      const checkpoints = await c.rows<{ task_id: number; date: string }>(
+        `DELETE FROM geo.sync_checkpoints WHERE ${where} RETURNING task_id, date`,
+        params,
+      );
+      const failures = await c.execute(`DELETE FROM geo.sync_unit_failures WHERE ${where}`, params);
+      checkpoints.sort((a, b) => a.date.localeCompare(b.date) || a.task_id - b.task_id);
+      return { checkpoints, failures };
+    });
+  }
+  async platformTaskIds(): Promise<number[]> {
+    const rows = await this.driver.connection((c) =>
+      c.rows<{ task_id: number }>('SELECT task_id FROM geo.platform_tasks ORDER BY task_id'),
+    );
+    return rows.map((r) => r.task_id);
+  }
+
+  upsertSiteDiagnoses(rows: readonly Row.SiteDiagnosisRow[]): Promise<void> {
+    return this.writeRows(
+      SITE_DIAGNOSES,
+      dedupeBy(rows, (r) => r.diagnosis_id),
+    );
+  }
+  insertBalanceSnapshot(row: Row.BalanceSnapshotRow): Promise<void> {
+    return this.writeRows(BALANCE_SNAPSHOTS, [row]);
+  }
+  upsertDeductions(rows: readonly Row.DeductionRow[]): Promise<void> {
+    return this.writeRows(
+      DEDUCTIONS,
+      dedupeBy(rows, (r) => r.id),
+    );
+  }
+  /** The Asia/Shanghai day of the newest deduction, whatever offset the instant is read back in. */
+  async latestDeductionDay(): Promise<string | null> {
+    const [row] = await this.driver.connection((c) =>
+      c.rows<{ latest: string | null }>('SELECT max(created_at) AS latest FROM geo.deductions'),
+    );
+    return row?.latest ? shanghaiDayOf(row.latest) : null;
+  }
+
+  /** Inserts the run (or overwrites it: idempotent by run_id). */
+  insertRun(run: Row.SyncRunRow): Promise<void> {
+    return this.writeRows(SYNC_RUNS, [run]);
+  }
+  async updateRun(run: Row.SyncRunRow): Promise<void> {
+    const changed = await this.driver.connection((c) =>
+      c.execute(updateByKeySql(this.driver, SYNC_RUNS), valuesParams(SYNC_RUNS, [run])),
+    );
+    // A run never inserted (e.g. its insert failed) is recorded now rather than lost.
+    if (changed === 0) await this.insertRun(run);
+  }
+  listRuns(limit: number): Promise<Row.SyncRunRow[]> {
+    return this.driver.connection((c) =>
+      c.rows<Row.SyncRunRow>(
+        `SELECT ${columnList(SYNC_RUNS)} FROM geo.sync_runs
+         ORDER BY started_at DESC, run_id DESC LIMIT CAST($1 AS ${this.driver.types.bigint})`,
+        [Math.max(0, Math.floor(limit))],
+      ),
+    );
+  }
+  insertRejects(rows: readonly Row.RejectRow[]): Promise<void> {
+    return this.writeRows(SYNC_REJECTS, rows, false);
+  }
+
+  async counts(): Promise<Record<DataTable, number>> {
+    const [row] = await this.driver.connection((c) => c.rows<Record<DataTable, number>>(COUNTS));
+    return row!;
+  }
+  query(sql: string, params: readonly Row.Json[] = []): Promise<Record<string, unknown>[]> {
+    return this.driver.query(sql, params);
+  }
+
+  tryLock(holder: string): Promise<LockResult> {
+    return this.driver.tryLock(holder);
+  }
+  unlock(): Promise<void> {
+    return this.driver.unlock();
+  }
+  onLockLost(listener: (cause: unknown) => void): () => void {
+    return this.driver.onLockLost?.(listener) ?? (() => undefined);
+  }
+
+  /** Releases the lock, then the driver's connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.driver.unlock();
+    await this.driver.close();
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The PostgreSQL driver of the warehouse core (../core/driver.ts): a pg pool (value conventions
+ * in type-parsers.ts), COPY for bulk loads (copy.ts; TEMP staging + ON CONFLICT for upserts),
+ * a dedicated connection for the no-overlap lock (advisory-lock.ts).
+ */
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import type { Json } from '../../transform/rows.ts';
+import type { Connection, Driver, LoadMode, Param, TransactionOptions } from '../core/driver.ts';
+import { columnList, insertSelectSql } from '../core/statements.ts';
+import { qualified, type ColumnKind, type TableSpec } from '../tables.ts';
+import type { LockResult } from '../warehouse.ts';
+import { AdvisoryLock, MIGRATION_LOCK_KEY } from './advisory-lock.ts';
+import { copyRows } from './copy.ts';
+import { createPool, withTransaction } from './pool.ts';
+import { ensureStaging, stagingTable } from './staging.ts';
+
+/** The geo column type of each kind (sql/postgres/001_init.sql). */
+const TYPES: Record<ColumnKind, string> = {
+  bigint: 'BIGINT',
+  integer: 'INTEGER',
+  double: 'DOUBLE PRECISION',
+  boolean: 'BOOLEAN',
+  text: 'TEXT',
+  date: 'DATE',
+  timestamptz: 'TIMESTAMPTZ',
+  money: 'NUMERIC(18, 4)',
+  json: 'JSONB',
+};
+
+/**
+ * A bulk transaction runs with enable_seqscan off: its deletes and lookups always go by indexed
+ * prompt_task_id or primary key, but on tables too fresh for autoanalyze the planner has no
+ * statistics and would scan the whole table for every batch. (Staging tables have no index and
+ * are scanned regardless.)
+ */
+const BEGIN_BULK = 'BEGIN; SET LOCAL enable_seqscan = off';
+
+/** PostgreSQL's unique_violation. */
+const UNIQUE_VIOLATION = '23505';
+
+class PgConnection implements Connection {
+  constructor(private readonly client: pg.ClientBase) {}
+
+  async execute(sql: string, params?: readonly Param[]): Promise<number> {
+    const r = await this.client.query(sql, params ? [...params] : undefined);
+    return r.rowCount ?? 0;
+  }
+
+  async rows<T>(sql: string, params?: readonly Param[]): Promise<T[]> {
+    const r = await this.client.query(sql, params ? [...params] : undefined);
+    return r.rows as T[];
+  }
+
+  async load<R>(spec: TableSpec<R>, rows: readonly R[], mode: LoadMode): Promise<void> {
+    if (rows.length === 0) return;
+    if (mode === 'insert') return copyRows(this.client, qualified(spec), spec, rows);
+    await copyRows(this.client, stagingTable(spec), spec, rows);
+    await this.client.query(insertSelectSql(spec, columnList(spec), stagingTable(spec), true));
+  }
+}
+
+export interface PostgresDriverOptions {
+  url: string;
+  /** Safe to log: the URL with its password masked. */
+  description: string;
+  logger: Logger;
+}
+
+export class PostgresDriver implements Driver {
+  readonly dialect = 'postgres' as const;
+  readonly description: string;
+  readonly types = TYPES;
+  private readonly pool: pg.Pool;
+  private readonly lock: AdvisoryLock;
+
+  private constructor(opts: PostgresDriverOptions) {
+    this.description = opts.description;
+    this.pool = createPool(opts.url);
+    // An idle pooled connection that dies (server restart) must not crash the process.
+    this.pool.on('error', (err) => opts.logger.warn({ err }, 'idle PostgreSQL connection closed'));
+    this.lock = new AdvisoryLock(opts.url, opts.logger);
+  }
+
+  /** Connects (one round trip, so a wrong URL fails here rather than mid-sync). */
+  static async open(opts: PostgresDriverOptions): Promise<PostgresDriver> {
+    const d = new PostgresDriver(opts);
+    try {
+      await d.pool.query('SELECT 1');
+    } catch (e) {
+      await d.pool.end().catch(() => undefined);
+      throw new Error(`cannot connect to PostgreSQL warehouse ${opts.description}: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+    return d;
+  }
+
+  inIds(column: string, n: number): string {
+    return `${column} = ANY($${n}::bigint[])`;
+  }
+
+  isDuplicateKey(error: unknown): boolean {
+    return (error as { code?: unknown } | null)?.code === UNIQUE_VIOLATION;
+  }
+
+  transaction<T>(fn: (c: Connection) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+    return withTransaction(
+      this.pool,
+      (client) => fn(new PgConnection(client)),
+      opts.bulk ? { prepare: ensureStaging, begin: BEGIN_BULK } : {},
+    );
+  }
+
+  async connection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      return await fn(new PgConnection(client));
+    } finally {
+      client.release();
+    }
+  }
+
+  async withMigrationLock<T>(c: Connection, fn: () => Promise<T>): Promise<T> {
+    await c.execute('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      return await fn();
+    } finally {
+      await c.execute('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  }
+
+  /** A report query in a READ ONLY transaction. */
+  query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]> {
+    return withTransaction(
+      this.pool,
+      async (client) => (await client.query(sql, params as unknown[])).rows as Record<string, unknown>[],
+      { begin: 'BEGIN TRANSACTION READ ONLY' },
+    );
+  }
+
+  tryLock(holder: string): Promise<LockResult> {
+    return this.lock.tryLock(holder);
+  }
+  onLockLost(listener: (cause: unknown) => void): () => void {
+    return this.lock.onLost(listener);
+  }
+  unlock(): Promise<void> {
+    return this.lock.unlock();
+  }
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * `schedule --metrics-port`: the real CLI against the simulator (with faults, so retries and 429s
+ * happen) into a DuckDB file; /metrics scraped over HTTP after the run must say what the run's
+ * summary in geo.sync_runs says.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
+import { startCli } from '../helpers/cli.ts';
+import { withWarehouse } from '../helpers/sync.ts';
+import { duckdbTarget } from '../helpers/targets.ts';
+
+/** `name{a="b"} 1` lines of Prometheus text, keyed by `name{a="b"}` (labels as written). */
+function parseMetrics(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}
+
+describe('schedule --metrics-port', () => {
+  let sim: RunningSimulator;
+  let env: Record<string, string>;
+  const wh = duckdbTarget('metrics');
+
+  beforeAll(async () => {
+    sim = await startSimulator({
+      seed: 11,
+      days: 3,
+      executionsPerDay: 20,
+      faults: { errorRate: 0.05, rateLimitPerSecond: 150, retryAfterSeconds: 1 },
+    });
+    env = {
+      GEO_BASE_URL: sim.url,
+      GEO_API_KEY: 'sim-key',
+      GEO_WAREHOUSE: await wh.create(),
+      GEO_REQUESTS_PER_SECOND: '5000',
+      GEO_CONCURRENCY: '16',
+      GEO_MAX_ATTEMPTS: '20',
+      GEO_RETRY_BASE_DELAY_MS: '5',
+      GEO_RETRY_MAX_DELAY_MS: '50',
+    };
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await wh.drop();
+  });
+
+  it('serves Prometheus text whose figures match the run summary', async () => {
+    const p = startCli(
+      [
+        'schedule',
+        '--cron',
+        '0 0 1 1 *',
+        '--lookback-days',
+        '1',
+        '--run-now',
+        '--metrics-port',
+        '0',
+        '--metrics-host',
+        '127.0.0.1',
+      ],
+      env,
+    );
+    let text: string;
+    let notFound: number;
+    try {
+      await p.waitForLog(/"msg":"run \d+T\d+Z-[0-9a-f]+: (SUCCESS|PARTIAL)/);
+      const url = metricsUrl(p.stderr());
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      text = await res.text();
+      notFound = (await fetch(url.replace('/metrics', '/other'))).status;
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    const r = await p.done;
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    expect(notFound).toBe(404);
+
+    // The scheduler holds the DuckDB file while it runs: its run log is read once it stopped.
+    const m = parseMetrics(text);
+    const [run] = await withWarehouse(env.GEO_WAREHOUSE!, (w) => w.listRuns(1));
+    expect(run).toBeDefined();
+    const rows = run!.rows as Record<string, number>;
+    expect(run!.requests).toBeGreaterThan(0);
+    expect(run!.retries).toBeGreaterThan(0);
+    expect(run!.rate_limited).toBeGreaterThan(0);
+
+    expect(m.get(`geo_sync_runs_total{status="${run!.status}"}`)).toBe(1);
+    expect(m.get('geo_sync_runs_total{status="failed"}')).toBe(0);
+    expect(m.get('geo_sync_requests_total')).toBe(run!.requests);
+    expect(m.get('geo_sync_retries_total')).toBe(run!.retries);
+    expect(m.get('geo_sync_rate_limited_total')).toBe(run!.rate_limited);
+    expect(m.get('geo_sync_rejects_total')).toBe(run!.rejects);
+    expect(m.get('geo_sync_units_total{state="done"}')).toBe(run!.units_done);
+    expect(Object.keys(rows).length).toBeGreaterThan(3);
+    for (const [table, n] of Object.entries(rows))
+      expect(m.get(`geo_sync_rows_written_total{table="${table}"}`), table).toBe(n);
+    const seconds = (Date.parse(run!.finished_at!) - Date.parse(run!.started_at)) / 1000;
+    expect(m.get('geo_sync_last_run_duration_seconds')).toBeCloseTo(seconds, 3);
+    const lastSuccess = m.get('geo_sync_last_success_timestamp_seconds');
+    if (run!.status === 'success') expect(lastSuccess).toBeCloseTo(Date.parse(run!.finished_at!) / 1000, 3);
+    else expect(lastSuccess).toBe(0);
+  });
+});
+
+function metricsUrl(stderr: string): string {
+  const m = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(stderr);
+  if (!m) throw new Error(`no metrics URL logged:\n${stderr.slice(-2000)}`);
+  return m[1]!;
+}

@@ -1,0 +1,98 @@
+/**
+ * The fault switches of issue 9 over a real socket: an invalid child (corruptChild), a child
+ * answering 404 for a listed execution (hideChild), a list that shifts between two pages
+ * (moveToHeadBetweenPages) and a server-side cap of task/results pages (resultsPerPageCap).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { envelope } from '../../src/api/schemas/envelope.ts';
+import { Screenshot } from '../../src/api/schemas/hierarchical.ts';
+import type { RunningSimulator, WirePromptResultItem } from '../../src/simulator/index.ts';
+import { startSimulator } from '../../src/simulator/index.ts';
+import { NOW, YESTERDAY, call, type JsonReply } from './helpers.ts';
+
+let sim: RunningSimulator;
+/** A platform task's executions of yesterday, in list order. */
+let unit: WirePromptResultItem[];
+let taskId: number;
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 9, now: () => NOW, executionsPerDay: 400, days: 2 });
+  const t = sim.world
+    .allPlatformTasks()
+    .find((p) => [...sim.world.executions(p.task_id, YESTERDAY)].length > 6)!;
+  taskId = t.task_id;
+  unit = [...sim.world.executions(taskId, YESTERDAY)];
+});
+afterEach(() => {
+  sim.world.mutations.reset();
+  sim.setFaults({});
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+const ids = (r: JsonReply): number[] =>
+  (r.json.data.data as { prompt_task_id: number }[]).map((e) => e.prompt_task_id);
+
+describe('child faults', () => {
+  it('corruptChild: 200 with a known field of the wrong type, only for that execution and child', async () => {
+    const [x, y] = unit;
+    sim.world.mutations.corruptChild(x!.prompt_task_id, 'screenshot');
+    sim.world.mutations.corruptChild(x!.prompt_task_id, 'sources');
+    sim.world.mutations.corruptChild(x!.prompt_task_id, 'products');
+    const shot = await call(sim, `/api/v2/geo/prompt/screenshot?prompt_task_id=${x!.prompt_task_id}`);
+    expect(shot.status).toBe(200);
+    expect(envelope(Screenshot).safeParse(shot.body).success).toBe(false);
+    const searches = await call(sim, `/api/v2/geo/prompt/searches?prompt_task_id=${x!.prompt_task_id}`);
+    expect(searches.json.data.total).toBe('many');
+    const products = await call(sim, `/api/v2/geo/prompt/products?prompt_task_id=${x!.prompt_task_id}`);
+    expect(products.json.data.total).toBe('many');
+    const other = await call(sim, `/api/v2/geo/prompt/screenshot?prompt_task_id=${y!.prompt_task_id}`);
+    expect(envelope(Screenshot).safeParse(other.body).success).toBe(true);
+  });
+
+  it('hideChild: the child answers 404 (hierarchical and legacy) while the execution stays listed', async () => {
+    const x = unit[0]!;
+    sim.world.mutations.hideChild(x.prompt_task_id, 'sources');
+    expect((await call(sim, `/api/v2/geo/prompt/searches?prompt_task_id=${x.prompt_task_id}`)).status).toBe(
+      404,
+    );
+    expect((await call(sim, `/api/v2/geo/task/searches?task_id=${x.prompt_task_id}`)).status).toBe(404);
+    expect((await call(sim, `/api/v2/geo/prompt/detail?prompt_task_id=${x.prompt_task_id}`)).status).toBe(
+      200,
+    );
+    const list = await call(sim, `/api/v2/geo/task/results?task_id=${taskId}&date=${YESTERDAY}&per_page=100`);
+    expect(ids(list)).toContain(x.prompt_task_id);
+  });
+});
+
+describe('lists that change between pages', () => {
+  it('resultsPerPageCap: task/results pages hold at most the cap, whatever per_page asks', async () => {
+    sim.setFaults({ resultsPerPageCap: 3 });
+    const r = await call(sim, `/api/v2/geo/task/results?task_id=${taskId}&date=${YESTERDAY}&per_page=100`);
+    expect(r.json.data).toMatchObject({
+      per_page: 3,
+      total: unit.length,
+      last_page: Math.ceil(unit.length / 3),
+    });
+    expect(ids(r)).toEqual(unit.slice(0, 3).map((e) => e.prompt_task_id));
+  });
+
+  it('moveToHeadBetweenPages: after the first page, the execution heads the list and paging skips it', async () => {
+    const moved = unit.at(-1)!.prompt_task_id;
+    sim.world.mutations.moveToHeadBetweenPages(moved);
+    const page = (p: number) =>
+      call(sim, `/api/v2/geo/task/results?task_id=${taskId}&date=${YESTERDAY}&per_page=3&page=${p}`);
+    const first = await page(1);
+    expect(ids(first)).toEqual(unit.slice(0, 3).map((e) => e.prompt_task_id));
+    const read = [...ids(first)];
+    for (let p = 2; p <= first.json.data.last_page; p++) read.push(...ids(await page(p)));
+    // The last item of page 1 comes again at the head of page 2; the moved one is never read.
+    expect(read).not.toContain(moved);
+    expect(read[3]).toBe(read[2]);
+    // The full array of task/prompts lists it, first.
+    const prompts = await call(sim, `/api/v2/geo/task/prompts?task_id=${taskId}&date=${YESTERDAY}`);
+    expect(prompts.json.data[0].prompt_task_id).toBe(moved);
+    expect(prompts.json.data).toHaveLength(unit.length);
+  });
+});
