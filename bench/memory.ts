@@ -54,6 +54,8 @@ export async function runMemorySync(o: {
   warehouse?: string;
   /** Default bin/geo-sync.js of this checkout; another checkout's for experiments. */
   bin?: string;
+  /** Extra environment for the sync (e.g. GEO_DUCKDB_MEMORY_LIMIT), set after the bench's own. */
+  env?: Record<string, string>;
 }): Promise<MemoryRun> {
   const tmp = tempDir(`mem-${o.executionsPerDay}`);
   const rssFile = join(tmp.dir, 'rss.jsonl');
@@ -68,6 +70,7 @@ export async function runMemorySync(o: {
     GEO_ENRICH_EXECUTION_TIMES: 'false',
     GEO_LOG_LEVEL: 'warn',
     BENCH_RSS_FILE: rssFile,
+    ...o.env,
   });
   const args = [
     '--import',
