@@ -2,6 +2,7 @@
  * Wiring: the only place (with cli.ts) where config, logger, client, warehouse and the run meet.
  * Everything else receives what it needs as arguments.
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { GeoClient, type RejectedRecord } from './api/client.ts';
@@ -40,6 +41,17 @@ export function registerConfigSecrets(config: Config): void {
  * `dispatcher`: an undici Dispatcher used instead of the client's own Pool (benchmarks, tests).
  * `signal`: the process's stop signal; every wait and request of the client ends when it aborts.
  */
+/**
+ * The client's own signal following the caller's: every request in flight listens to it (tens at
+ * once), which is not a leak, so it must not print MaxListenersExceededWarning, and the caller's
+ * signal is left as it was.
+ */
+function clientSignal(signal: AbortSignal): AbortSignal {
+  const own = AbortSignal.any([signal]);
+  setMaxListeners(0, own);
+  return own;
+}
+
 export function createApi(
   config: Config,
   logger: Logger,
@@ -75,7 +87,7 @@ export function createApi(
     onReject: (r) => sink(r),
     logger,
     ...(opts.dispatcher ? { dispatcher: opts.dispatcher } : {}),
-    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.signal ? { signal: clientSignal(opts.signal) } : {}),
   });
   return {
     client,
@@ -135,6 +147,8 @@ export async function runLocked(
     onWait: (holder) => logger.info({ holder }, 'waiting for the warehouse lock'),
   });
   const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // one listener per request in flight and per wait
+
   const onSignal = () => stop.abort(abortReason(opts.signal!));
   if (opts.signal?.aborted) onSignal();
   opts.signal?.addEventListener('abort', onSignal, { once: true });

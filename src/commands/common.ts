@@ -1,4 +1,5 @@
 /** What every command shares: global options, config loading, errors to exit codes. */
+import { setMaxListeners } from 'node:events';
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import type { Logger } from 'pino';
@@ -144,6 +145,9 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<number |
  */
 export function abortOnSignals(logger: Logger): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
+  // Every request in flight and every wait listens to it at once (tens at concurrency 32): not a
+  // leak, so no MaxListenersExceededWarning on stderr.
+  setMaxListeners(0, controller.signal);
   let count = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     count++;

@@ -140,3 +140,31 @@ describe('a signal while a BI tool holds the DuckDB file', () => {
     expect(r.code, r.stderr.slice(-2000)).toBe(130);
   });
 });
+
+describe('the stop signal at high concurrency', () => {
+  let sim: RunningSimulator;
+  const wh = duckdbTarget('interrupt-listeners');
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 10, days: 1, executionsPerDay: 300 });
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await wh.drop();
+  });
+
+  // Every request in flight listens to the process's stop signal: 32 at once is normal use, and
+  // must not print Node's MaxListenersExceededWarning on a user's terminal.
+  it('a sync at concurrency 32 prints no MaxListenersExceededWarning', { timeout: 60_000 }, async () => {
+    const env = {
+      GEO_BASE_URL: sim.url,
+      GEO_API_KEY: 'sim-key',
+      GEO_WAREHOUSE: await wh.create(),
+      GEO_CONCURRENCY: '32',
+      GEO_REQUESTS_PER_SECOND: '100000',
+    };
+    const r = await startCli(['sync', '--date', sim.world.dates()[0]!, '--no-progress'], env).done;
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    expect(r.stderr).not.toMatch(/MaxListenersExceededWarning/);
+  });
+});
