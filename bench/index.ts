@@ -127,6 +127,36 @@ function executionsOf(r: PipelineRun): number {
   return r.summary.counters.rows.prompt_executions ?? 0;
 }
 
+/**
+ * A run against the Little's-law bound `requests x latency / C`: logged, and the figures both
+ * extraction scenarios report (results fields and the table row's bound, ratio, target, met).
+ */
+function againstBound(run: PipelineRun, latencyMs: number, jitterMs: number) {
+  const boundMs = (run.requests * latencyMs) / C;
+  const r = run.wallMs / boundMs;
+  log(`  ${seconds(run.wallMs)} for ${run.requests} requests; bound ${seconds(boundMs)}; ratio ${ratio(r)}`);
+  log(`  ${busy(run)}`);
+  return {
+    r,
+    figures: {
+      ...pipelineFigures(run),
+      latency_ms: latencyMs,
+      latency_jitter_ms: jitterMs,
+      concurrency: C,
+      bound_s: boundMs / 1000,
+      target: TARGET.extraction,
+      met: r <= TARGET.extraction,
+    },
+    row: {
+      figure: seconds(run.wallMs),
+      baseline: `${seconds(boundMs)} = req x ${latencyMs} ms / ${C}`,
+      ratio: ratio(r),
+      target: `<= ${TARGET.extraction}`,
+      met: met(r <= TARGET.extraction),
+    },
+  };
+}
+
 // ---- 1. extraction ----------------------------------------------------------------------------
 
 async function extraction(rows: TableRow[], results: Record<string, unknown>): Promise<void> {
@@ -143,35 +173,20 @@ async function extraction(rows: TableRow[], results: Record<string, unknown>): P
         enrich: { legacySources: false, executionTimes: false },
         simulatorCpu: sim.cpuSeconds,
       });
-      const boundMs = (run.requests * latencyMs) / C;
-      const r = run.wallMs / boundMs;
+      const b = againstBound(run, latencyMs, jitterMs);
       const executions = executionsOf(run);
       const perExecution = run.requests / Math.max(1, executions);
-      log(
-        `  ${seconds(run.wallMs)} for ${run.requests} requests; bound ${seconds(boundMs)}; ratio ${ratio(r)}`,
-      );
-      log(`  ${busy(run)}`);
-      results.extraction_ratio = r;
+      results.extraction_ratio = b.r;
       results.extraction = {
-        ...pipelineFigures(run),
+        ...b.figures,
         executions,
         requests_per_execution: perExecution,
-        latency_ms: latencyMs,
-        latency_jitter_ms: jitterMs,
-        concurrency: C,
-        bound_s: boundMs / 1000,
         enrichments: 'defaults except legacySources=false, executionTimes=false',
-        target: TARGET.extraction,
-        met: r <= TARGET.extraction,
       };
       rows.push({
         scenario: '1 extraction (DuckDB)',
         size: `${int(executions)} exec, ${int(run.requests)} req (${perExecution.toFixed(2)}/exec), 50±10 ms, C=${C}; per-exec legacy enrich off`,
-        figure: seconds(run.wallMs),
-        baseline: `${seconds(boundMs)} = req x 50 ms / ${C}`,
-        ratio: ratio(r),
-        target: `<= ${TARGET.extraction}`,
-        met: met(r <= TARGET.extraction),
+        ...b.row,
       });
     } finally {
       tmp.remove();
@@ -209,38 +224,23 @@ async function extractionSmallUnits(rows: TableRow[], results: Record<string, un
           concurrency: C,
           simulatorCpu: sim.cpuSeconds,
         });
-        const boundMs = (run.requests * latencyMs) / C;
-        const r = run.wallMs / boundMs;
+        const b = againstBound(run, latencyMs, jitterMs);
         const executions = executionsOf(run);
         const unitCount = run.summary.counters.unitsDone;
-        log(
-          `  ${seconds(run.wallMs)} for ${run.requests} requests; bound ${seconds(boundMs)}; ratio ${ratio(r)}`,
-        );
-        log(`  ${busy(run)}`);
-        results.extraction_ratio_small_units = r;
+        results.extraction_ratio_small_units = b.r;
         results.extraction_small_units = {
-          ...pipelineFigures(run),
+          ...b.figures,
           executions,
           units: unitCount,
           executions_per_unit: executions / Math.max(1, unitCount),
           days,
           platform_tasks: tasks,
-          latency_ms: latencyMs,
-          latency_jitter_ms: jitterMs,
-          concurrency: C,
-          bound_s: boundMs / 1000,
           enrichments: 'product defaults (all on)',
-          target: TARGET.extraction,
-          met: r <= TARGET.extraction,
         };
         rows.push({
           scenario: '1 extraction, small units (DuckDB)',
           size: `${int(unitCount)} units, ${int(executions)} exec, ${int(run.requests)} req, ${int(run.rows)} rows, 50±10 ms, C=${C}; enrich all on`,
-          figure: seconds(run.wallMs),
-          baseline: `${seconds(boundMs)} = req x 50 ms / ${C}`,
-          ratio: ratio(r),
-          target: `<= ${TARGET.extraction}`,
-          met: met(r <= TARGET.extraction),
+          ...b.row,
         });
       } finally {
         tmp.remove();
