@@ -119,7 +119,12 @@ export async function openMigratedWarehouse(
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
-  await warehouse.migrate();
+  try {
+    await warehouse.migrate();
+  } catch (e) {
+    await warehouse.close().catch(() => undefined);
+    throw e;
+  }
   return warehouse;
 }
 

@@ -2,8 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Command } from 'commander';
-import { UsageError } from '../app.ts';
-import { openWarehouse } from '../load/index.ts';
+import { openMigratedWarehouse, UsageError } from '../app.ts';
 import {
   action,
   collectIds,
@@ -35,10 +34,9 @@ export function reportCommand(): Command {
         if (opts.from && opts.to && opts.from > opts.to)
           throw new UsageError(`--from ${opts.from} is after --to ${opts.to}; give --from <= --to`);
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, { logger: loggerFor(config) });
+        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         let html: string;
         try {
-          await warehouse.migrate();
           // Loaded here, not at start-up: vega is large and only this command needs it.
           const { buildReport } = await import('../report/index.ts');
           html = await buildReport(warehouse, { from: opts.from, to: opts.to, customers: opts.customer });

@@ -3,8 +3,7 @@
  * forgetting checkpoints so that the next run re-reads exactly those units.
  */
 import { Command } from 'commander';
-import { UsageError } from '../app.ts';
-import { openWarehouse } from '../load/index.ts';
+import { openMigratedWarehouse, UsageError } from '../app.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import { dayStates, unitStatuses } from '../sync/state.ts';
 import { addDays, daysBetween, shanghaiYesterday } from '../transform/time.ts';
@@ -56,11 +55,7 @@ function showCommand(): Command {
       action(async (opts: RangeOpts & { units: boolean; json: boolean }) => {
         const { from, to } = showRange(opts);
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, {
-          logger: loggerFor(config),
-          migrate: true,
-          duckdb: config.duckdb,
-        });
+        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         try {
           const days = daysBetween(from, to);
           const tasks = await warehouse.platformTaskIds();
@@ -106,11 +101,7 @@ function resetCommand(): Command {
       action(async (opts: CommonOpts & { from: string; to: string; task?: number[] }) => {
         if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, {
-          logger: loggerFor(config),
-          migrate: true,
-          duckdb: config.duckdb,
-        });
+        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         try {
           // Not under a running sync: it could write a checkpoint right after we delete it.
           await acquireLock(warehouse, lockHolder('state reset'), { waitMs: 0 });
