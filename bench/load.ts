@@ -23,6 +23,7 @@ import {
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { openWarehouse } from '../src/load/index.ts';
+import { SQL_TYPE as PG_SQL_TYPE } from '../src/load/postgres/driver.ts';
 import {
   EXECUTION_PRODUCTS,
   EXECUTION_RANKS,
@@ -176,18 +177,6 @@ export async function rawLoadDuckdb(data: LoadData, perBatch: boolean): Promise<
 
 // ---- raw PostgreSQL: COPY into plain tables ---------------------------------------------------
 
-const PG_TYPE: Record<ColumnKind, string> = {
-  bigint: 'BIGINT',
-  integer: 'INTEGER',
-  double: 'DOUBLE PRECISION',
-  boolean: 'BOOLEAN',
-  text: 'TEXT',
-  date: 'DATE',
-  timestamptz: 'TIMESTAMPTZ',
-  money: 'NUMERIC(18, 4)',
-  json: 'JSONB',
-};
-
 const COPY_SPECIAL = /[\\\n\r\t]/g;
 const COPY_ESCAPE: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -228,7 +217,7 @@ export async function rawLoadPostgres(url: string, data: LoadData, perBatch: boo
   await client.connect();
   try {
     for (const { spec } of COLLECTIONS) {
-      const cols = spec.columns.map((col) => `"${col.name}" ${PG_TYPE[col.kind]}`).join(', ');
+      const cols = spec.columns.map((col) => `"${col.name}" ${PG_SQL_TYPE[col.kind]}`).join(', ');
       await client.query(`CREATE TABLE raw_${spec.table} (${cols})`);
     }
     const all = perBatch ? null : allRows(data);

@@ -16,7 +16,7 @@ import { createPool, withTransaction } from './pool.ts';
 import { ensureStaging, stagingTable } from './staging.ts';
 
 /** The geo column type of each kind (sql/postgres/001_init.sql). */
-const TYPES: Record<ColumnKind, string> = {
+export const SQL_TYPE: Record<ColumnKind, string> = {
   bigint: 'BIGINT',
   integer: 'INTEGER',
   double: 'DOUBLE PRECISION',
@@ -70,7 +70,7 @@ export interface PostgresDriverOptions {
 export class PostgresDriver implements Driver {
   readonly dialect = 'postgres' as const;
   readonly description: string;
-  readonly types = TYPES;
+  readonly types = SQL_TYPE;
   private readonly pool: pg.Pool;
   private readonly lock: AdvisoryLock;
 
