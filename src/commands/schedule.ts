@@ -5,15 +5,16 @@
  * open only while a run goes, so BI tools can open a DuckDB file between runs. SIGINT/SIGTERM
  * end every wait of a run going at once (units without their checkpoint are redone next time)
  * and exit.
+ *
+ * node-cron and prom-client are imported when the command runs, so other commands never load them.
  */
 import { Command } from 'commander';
-import cron from 'node-cron';
 import { isInterruption } from '../abort.ts';
 import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
 import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
-import { serveMetrics, SyncMetrics, type MetricsServer } from '../sync/metrics.ts';
+import type { MetricsServer } from '../sync/metrics.ts';
 import { scheduledDates } from '../sync/planner.ts';
 import { formatSummary } from '../sync/summary.ts';
 import {
@@ -54,6 +55,8 @@ export function scheduleCommand(): Command {
     .action(
       action(async (opts: ScheduleOpts) => {
         const config = configFrom(opts, { schedule: opts.cron, lookbackDays: opts.lookbackDays });
+        const { default: cron } = await import('node-cron');
+        const { serveMetrics, SyncMetrics } = await import('../sync/metrics.ts');
         if (!cron.validate(config.schedule)) {
           throw new UsageError(
             `GEO_SCHEDULE (schedule): "${config.schedule}" is not a valid cron expression`,

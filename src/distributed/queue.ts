@@ -9,7 +9,7 @@
  * killed worker after its `expireInSeconds` and retries failed jobs with backoff.
  */
 import { createHash } from 'node:crypto';
-import PgBoss from 'pg-boss';
+import type PgBoss from 'pg-boss';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { UsageError } from '../app.ts';
@@ -64,6 +64,9 @@ export interface BossOptions {
 
 /** A started pg-boss on the queue schema (created or migrated when missing). */
 export async function startBoss(url: string, logger: Logger, opts: BossOptions): Promise<PgBoss> {
+  // Loaded here, not at the top: every CLI command imports this module (migrate, runs), and
+  // pg-boss with its dependencies costs ~17 MB resident that only the queue's users should pay.
+  const { default: PgBoss } = await import('pg-boss');
   const boss = new PgBoss({
     connectionString: url,
     schema: QUEUE_SCHEMA,
