@@ -2,6 +2,10 @@
  * The baseline of the own-cost scenario: the exact requests a pipeline run sent, replayed by a
  * bare undici loop (a Pool with the same connections, as many workers, the same headers), every
  * body read to its end and discarded with `body.dump()`. No validation, no transform, no warehouse, no queue.
+ *
+ * With `parse`, every body is instead read as text and parsed with JSON.parse, as the pipeline
+ * must at the least: the floor any pipeline that reads the data pays, for telling the cost of
+ * parsing (fixed by the bodies' size) from the cost of everything geo-sync does after it.
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -24,6 +28,7 @@ export async function runBareLoop(
   requests: readonly RecordedRequest[],
   concurrency: number,
   simulatorCpu?: () => number | null,
+  opts: { parse?: boolean } = {},
 ): Promise<BareRun> {
   const origin = new URL(baseUrl).origin;
   const pool = new Pool(origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
@@ -44,6 +49,10 @@ export async function runBareLoop(
         headers,
       });
       if (res.statusCode !== 200) non200++;
+      if (opts.parse) {
+        JSON.parse(await res.body.text());
+        continue;
+      }
       // dump() destroys the socket past `limit` (default 128 KiB); read every body to its end
       // as the pipeline does, so the connection is kept alive.
       await res.body.dump({ limit: Number.MAX_SAFE_INTEGER });

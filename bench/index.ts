@@ -254,6 +254,8 @@ async function extractionSmallUnits(rows: TableRow[], results: Record<string, un
 interface OwnCostResult {
   pipelines: PipelineRun[];
   bares: BareRun[];
+  /** The bare loop that also parses every body (the floor of any pipeline). */
+  parses: BareRun[];
   resync?: { first: PipelineRun; second: PipelineRun };
 }
 
@@ -265,6 +267,7 @@ async function ownCostDialect(
 ): Promise<OwnCostResult> {
   const pipelines: PipelineRun[] = [];
   const bares: BareRun[] = [];
+  const parses: BareRun[] = [];
   let resync: OwnCostResult['resync'];
   for (let i = 0; i < OWN_COST.pairs; i++) {
     const last = i === OWN_COST.pairs - 1;
@@ -287,6 +290,9 @@ async function ownCostDialect(
       log(
         `  ${dialect} bare loop #${i + 1}: ${seconds(b.wallMs)}, ${b.requests} requests, ${b.non200} not 200; ${busy(b)}`,
       );
+      const q = await runBareLoop(sim.url, pipelines[0]!.recorded, C, sim.cpuSeconds, { parse: true });
+      parses.push(q);
+      log(`  ${dialect} bare loop + JSON.parse #${i + 1}: ${seconds(q.wallMs)}; ${busy(q)}`);
       if (dialect === 'duckdb' && last) {
         // 5. Re-sync: the same day again into the warehouse the last run filled, unchanged, --force.
         const second = await run();
@@ -298,7 +304,7 @@ async function ownCostDialect(
       await db?.drop().catch(() => undefined);
     }
   }
-  return { pipelines, bares, ...(resync ? { resync } : {}) };
+  return { pipelines, bares, parses, ...(resync ? { resync } : {}) };
 }
 
 async function ownCost(
@@ -325,6 +331,9 @@ async function ownCost(
       const b = best(r.bares);
       const x = p.wallMs / b.wallMs;
       results[key] = x;
+      const f = best(r.parses);
+      const floor = f.wallMs / b.wallMs;
+      results[`own_cost_floor_ratio_${dialect}`] = floor;
       const executions = executionsOf(p);
       own[dialect] = {
         ratio: x,
@@ -335,6 +344,10 @@ async function ownCost(
         bare_best: bareFigures(b),
         pipeline_runs_s: r.pipelines.map((q) => q.wallMs / 1000),
         bare_runs_s: r.bares.map((q) => q.wallMs / 1000),
+        floor_ratio: floor,
+        floor_note: 'the bare loop parsing every body with JSON.parse, against the bare loop',
+        bare_parse_best: bareFigures(f),
+        bare_parse_runs_s: r.parses.map((q) => q.wallMs / 1000),
         enrichments: 'product defaults (all on)',
         concurrency: C,
         target: TARGET.ownCost,
@@ -348,6 +361,15 @@ async function ownCost(
         ratio: ratio(x),
         target: `<= ${TARGET.ownCost}`,
         met: met(x <= TARGET.ownCost),
+      });
+      rows.push({
+        scenario: `2 own cost floor (${label})`,
+        size: 'the same requests, bare loop + JSON.parse of every body',
+        figure: `${seconds(f.wallMs)} bare + parse`,
+        baseline: `${seconds(b.wallMs)} bare undici`,
+        ratio: ratio(floor),
+        target: 'info',
+        met: 'n/a',
       });
       if (r.resync) {
         const { first, second } = r.resync;
