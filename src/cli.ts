@@ -11,7 +11,10 @@ import { tasksCommand } from './commands/tasks.ts';
 import { workerCommand } from './commands/worker.ts';
 import { migrateCommand, runsCommand } from './commands/warehouse.ts';
 import { simulateCommand } from './simulator/command.ts';
+import { boundHeapGrowth } from './heap.ts';
 import { EXIT } from './sync/exit-codes.ts';
+
+boundHeapGrowth();
 
 const program = new Command('geo-sync')
   .description('Sync a GEO monitoring service (v2 API) into PostgreSQL or DuckDB')
