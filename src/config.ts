@@ -10,6 +10,11 @@ import { warehouseTargetProblem } from './load/target.ts';
 import { maskUrlPassword } from './redact.ts';
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);
+/** A size in DuckDB's syntax; nothing else can reach the SET statements it goes into. */
+const duckdbSize = z
+  .string()
+  .trim()
+  .regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'expected a size such as 64MB or 1GB');
 
 /** A cron expression of 5 or 6 fields (node-cron checks the details when scheduling). */
 const CronExpr = z
@@ -36,12 +41,10 @@ export const ConfigSchema = z.strictObject({
   /** DuckDB warehouses only: how the database engine may use the machine. */
   duckdb: z
     .strictObject({
-      /** DuckDB's buffer pool (its own default is 80% of RAM); DuckDB's syntax, e.g. 1GB. @default "256MB" */
-      memoryLimit: z
-        .string()
-        .trim()
-        .regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'expected a size such as 256MB or 1GB')
-        .default('256MB'),
+      /** DuckDB's buffer pool (its own default is 80% of RAM); DuckDB's syntax, e.g. 1GB. @default "64MB" */
+      memoryLimit: duckdbSize.default('64MB'),
+      /** WAL size that triggers a checkpoint (DuckDB's own default is 16MB). @default "32MB" */
+      checkpointThreshold: duckdbSize.default('32MB'),
       /** Where DuckDB spills when over the memory limit. @default "<database file>.tmp" */
       tempDirectory: z.string().min(1).optional(),
       /** Threads DuckDB may use. @default DuckDB's own (the machine's cores) */
@@ -135,6 +138,7 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   GEO_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
   GEO_DUCKDB_MEMORY_LIMIT: { key: 'duckdb.memoryLimit', kind: 'string' },
+  GEO_DUCKDB_CHECKPOINT_THRESHOLD: { key: 'duckdb.checkpointThreshold', kind: 'string' },
   GEO_DUCKDB_TEMP_DIR: { key: 'duckdb.tempDirectory', kind: 'string' },
   GEO_DUCKDB_THREADS: { key: 'duckdb.threads', kind: 'int' },
   GEO_ENRICH_TASK_CONFIG: { key: 'enrich.taskConfig', kind: 'bool' },

@@ -11,17 +11,22 @@ describe('DuckDB settings and removal', () => {
   const db = createTempDuckDB('settings');
   afterAll(() => db.remove());
 
-  it('opens with the memory limit, spill directory and threads it is given', async () => {
+  it('opens with the memory limit, checkpoint threshold, spill directory and threads it is given', async () => {
     const w = await openWarehouse(db.target, {
-      duckdb: { memoryLimit: '100MB', tempDirectory: `${db.dir}/spill`, threads: 1 },
+      duckdb: {
+        memoryLimit: '100MB',
+        checkpointThreshold: '48MB',
+        tempDirectory: `${db.dir}/spill`,
+        threads: 1,
+      },
     });
     try {
       const [s] = await w.query(
         `SELECT current_setting('memory_limit') AS memory, current_setting('temp_directory') AS temp,
-           current_setting('threads') AS threads`,
+           current_setting('threads') AS threads, current_setting('checkpoint_threshold') AS checkpoint`,
       );
-      // DuckDB reports the limit in its own units (100MB = 95.3 MiB).
-      expect(s).toEqual({ memory: '95.3 MiB', temp: `${db.dir}/spill`, threads: 1 });
+      // DuckDB reports sizes in its own units (100MB = 95.3 MiB).
+      expect(s).toEqual({ memory: '95.3 MiB', temp: `${db.dir}/spill`, threads: 1, checkpoint: '45.7 MiB' });
     } finally {
       await w.close();
     }

@@ -113,21 +113,39 @@ describe('loadConfig', () => {
 });
 
 describe('DuckDB settings and the warehouse target', () => {
-  it('GEO_DUCKDB_* set memory limit, spill directory and threads; defaults otherwise', () => {
-    expect(loadConfig({ env: {} }).duckdb).toEqual({ memoryLimit: '256MB' });
+  it('GEO_DUCKDB_* set memory limit, checkpoint threshold, spill directory and threads; defaults otherwise', () => {
+    expect(loadConfig({ env: {} }).duckdb).toEqual({ memoryLimit: '64MB', checkpointThreshold: '32MB' });
     const c = loadConfig({
-      env: { GEO_DUCKDB_MEMORY_LIMIT: '1GB', GEO_DUCKDB_TEMP_DIR: '/tmp/spill', GEO_DUCKDB_THREADS: '2' },
+      env: {
+        GEO_DUCKDB_MEMORY_LIMIT: '1GB',
+        GEO_DUCKDB_CHECKPOINT_THRESHOLD: '256MB',
+        GEO_DUCKDB_TEMP_DIR: '/tmp/spill',
+        GEO_DUCKDB_THREADS: '2',
+      },
     });
-    expect(c.duckdb).toEqual({ memoryLimit: '1GB', tempDirectory: '/tmp/spill', threads: 2 });
+    expect(c.duckdb).toEqual({
+      memoryLimit: '1GB',
+      checkpointThreshold: '256MB',
+      tempDirectory: '/tmp/spill',
+      threads: 2,
+    });
   });
 
   it('a bad DuckDB setting or target is one line naming the variable', () => {
     const problems = problemsOf(() =>
       loadConfig({
-        env: { GEO_DUCKDB_MEMORY_LIMIT: 'lots', GEO_DUCKDB_THREADS: '0', GEO_WAREHOUSE: 'duckdb::memory:' },
+        env: {
+          GEO_DUCKDB_MEMORY_LIMIT: 'lots',
+          GEO_DUCKDB_CHECKPOINT_THRESHOLD: "1GB'; DROP TABLE x; --",
+          GEO_DUCKDB_THREADS: '0',
+          GEO_WAREHOUSE: 'duckdb::memory:',
+        },
       }),
     );
-    expect(problems).toHaveLength(3);
+    expect(problems).toHaveLength(4);
+    expect(problems.join('\n')).toMatch(
+      /GEO_DUCKDB_CHECKPOINT_THRESHOLD \(duckdb.checkpointThreshold\): expected a size/,
+    );
     expect(problems.join('\n')).toMatch(/GEO_DUCKDB_MEMORY_LIMIT \(duckdb.memoryLimit\): expected a size/);
     expect(problems.join('\n')).toMatch(/GEO_DUCKDB_THREADS \(duckdb.threads\)/);
     // Parsed by the load layer's one parser: an in-memory DuckDB is refused before any open.
