@@ -41,10 +41,10 @@ export const ConfigSchema = z.strictObject({
   /** DuckDB warehouses only: how the database engine may use the machine. */
   duckdb: z
     .strictObject({
-      /** DuckDB's buffer pool (its own default is 80% of RAM); DuckDB's syntax, e.g. 1GB. @default "64MB" */
-      memoryLimit: duckdbSize.default('64MB'),
-      /** WAL size that triggers a checkpoint (DuckDB's own default is 16MB). @default "32MB" */
-      checkpointThreshold: duckdbSize.default('32MB'),
+      /** DuckDB's buffer pool (its own default is 80% of RAM); DuckDB's syntax, e.g. 1GB. @default "128MB" */
+      memoryLimit: duckdbSize.default('128MB'),
+      /** WAL size that triggers a checkpoint (DuckDB's own default is 16MB). @default "64MB" */
+      checkpointThreshold: duckdbSize.default('64MB'),
       /** Where DuckDB spills when over the memory limit. @default "<database file>.tmp" */
       tempDirectory: z.string().min(1).optional(),
       /** Threads DuckDB may use. @default DuckDB's own (the machine's cores) */

@@ -114,7 +114,7 @@ describe('loadConfig', () => {
 
 describe('DuckDB settings and the warehouse target', () => {
   it('GEO_DUCKDB_* set memory limit, checkpoint threshold, spill directory and threads; defaults otherwise', () => {
-    expect(loadConfig({ env: {} }).duckdb).toEqual({ memoryLimit: '64MB', checkpointThreshold: '32MB' });
+    expect(loadConfig({ env: {} }).duckdb).toEqual({ memoryLimit: '128MB', checkpointThreshold: '64MB' });
     const c = loadConfig({
       env: {
         GEO_DUCKDB_MEMORY_LIMIT: '1GB',
