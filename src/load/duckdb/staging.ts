@@ -22,6 +22,7 @@ import {
 import type { Json } from '../../transform/rows.ts';
 import { ident, type AnyTableSpec, type ColumnKind, type TableSpec } from '../tables.ts';
 import { jsonText } from '../values.ts';
+import { closeAppender } from './direct.ts';
 
 const STAGED_TYPE: Record<ColumnKind, DuckDBType> = {
   bigint: BIGINT,
@@ -108,6 +109,7 @@ export async function appendStaged<R>(
   if (rows.length === 0) return;
   const types = spec.columns.map((c) => STAGED_TYPE[c.kind]);
   const appender = await connection.createAppender(stagingName(spec), 'main', 'temp');
+  let flushed = false;
   try {
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
       const part = rows.slice(start, start + CHUNK_ROWS);
@@ -116,7 +118,8 @@ export async function appendStaged<R>(
       appender.appendDataChunk(chunk);
     }
     appender.flushSync();
+    flushed = true;
   } finally {
-    appender.closeSync();
+    closeAppender(appender, flushed);
   }
 }
