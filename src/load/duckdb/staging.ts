@@ -1,7 +1,8 @@
 /**
- * The bulk path, DuckDB: a per-connection TEMP table without keys or indexes, re-created and
- * filled with the Appender (appendDataChunk, 2048 rows a chunk), then merged into its geo table
- * by one INSERT ... SELECT (../core/statements.ts).
+ * The staging bulk path, DuckDB (upserts, and plain inserts with a value the direct path,
+ * direct.ts, does not convert): a per-connection TEMP table without keys or indexes, re-created
+ * and filled with the Appender (appendDataChunk, 2048 rows a chunk), then merged into its geo
+ * table by one INSERT ... SELECT (../core/statements.ts).
  *
  * Days, instants, money and JSON are staged as VARCHAR and CAST in the merge: the CAST parses
  * an ISO offset (`+08:00`) into the right instant, whereas the Appender's row-by-row VARCHAR
