@@ -2,8 +2,10 @@
  * The DuckDB driver of the warehouse core (../core/driver.ts): one connection per warehouse on
  * a database instance shared by every warehouse of this process on the same file (database.ts),
  * all work serialized by that database's mutex (session.ts); the Appender for bulk loads
- * (staging.ts); a lock file for the no-overlap lock (lock-file.ts).
+ * (plain inserts straight into the geo table, direct.ts; upserts through a staging table,
+ * staging.ts); a lock file for the no-overlap lock (lock-file.ts).
  */
+import { timestampTZValue, type DuckDBTimestampTZValue } from '@duckdb/node-api';
 import type { Json } from '../../transform/rows.ts';
 import type { Connection, Driver, LoadMode, Param } from '../core/driver.ts';
 import { insertSelectSql } from '../core/statements.ts';
@@ -19,12 +21,31 @@ import {
 import { LockFile } from './lock-file.ts';
 import { readOnlyQuery } from './query.ts';
 import { Session } from './session.ts';
+import { appendDirect } from './direct.ts';
 import { appendStaged, recreateStagingSql, selectStaged, SQL_TYPE, stagingTable } from './staging.ts';
 
-const DUPLICATE_KEY = /Constraint Error: Duplicate key/;
+/**
+ * A primary-key violation: of INSERT (`Constraint Error: Duplicate key ...`) or of the Appender's
+ * flush (`Failed to append: Duplicate key ...`).
+ */
+const DUPLICATE_KEY = /(Constraint Error|Failed to append): Duplicate key/;
 
+/** Column names of geo tables in table order, by table (read once per driver). */
+type TableColumns = Map<string, readonly string[]>;
+
+/**
+ * A connection for one transaction (or, outside one, for statements that commit on their own).
+ * In a transaction, synced_at of direct loads is the transaction's now(), read once: the value
+ * the column's DEFAULT now() gives the staging path's INSERT in the same transaction.
+ */
 class DuckDBConnection implements Connection {
-  constructor(private readonly session: Session) {}
+  private syncedAt: Promise<DuckDBTimestampTZValue> | undefined;
+
+  constructor(
+    private readonly session: Session,
+    private readonly tableColumns: TableColumns,
+    private readonly inTransaction: boolean,
+  ) {}
 
   execute(sql: string, params?: readonly Param[]): Promise<number> {
     return this.session.run(sql, params);
@@ -34,12 +55,47 @@ class DuckDBConnection implements Connection {
     return this.session.rows<T>(sql, params);
   }
 
-  /** Appender into a fresh staging table, then INSERT ... SELECT with the CASTs the staging needs. */
+  /**
+   * `insert`: the Appender straight into the geo table (direct.ts), unless some value is not in
+   * the form converted there. Otherwise (and for `upsert`): the Appender into a fresh staging
+   * table, then INSERT ... SELECT with the CASTs the staging needs.
+   */
   async load<R>(spec: TableSpec<R>, rows: readonly R[], mode: LoadMode): Promise<void> {
     if (rows.length === 0) return;
+    if (mode === 'insert') {
+      const columns = await this.columnsOf(spec.table);
+      const now = () => this.now();
+      if (await appendDirect(this.session.connection, spec, rows, columns, now)) return;
+    }
     await this.session.run(recreateStagingSql(spec));
     await appendStaged(this.session.connection, spec, rows);
     await this.session.run(insertSelectSql(spec, selectStaged(spec), stagingTable(spec), mode === 'upsert'));
+  }
+
+  private now(): Promise<DuckDBTimestampTZValue> {
+    const read = async () => {
+      const [row] = await this.session.rows<{ us: number | string }>('SELECT epoch_us(now()) AS us');
+      return timestampTZValue(BigInt(row!.us));
+    };
+    if (!this.inTransaction) return read();
+    this.syncedAt ??= read();
+    return this.syncedAt;
+  }
+
+  private async columnsOf(table: string): Promise<readonly string[]> {
+    let columns = this.tableColumns.get(table);
+    if (!columns) {
+      const rows = await this.session.rows<{ name: string }>(
+        `SELECT column_name AS name FROM duckdb_columns()
+         WHERE database_name = current_database() AND schema_name = 'geo' AND table_name = $1
+         ORDER BY column_index`,
+        [table],
+      );
+      columns = rows.map((r) => r.name);
+      // Cleared around migrations (withMigrationLock); appendDirect also checks the count.
+      this.tableColumns.set(table, columns);
+    }
+    return columns;
   }
 }
 
@@ -52,7 +108,7 @@ export class DuckDBDriver implements Driver {
   readonly dialect = 'duckdb' as const;
   readonly description: string;
   readonly types = SQL_TYPE;
-  private readonly connectionOf: DuckDBConnection;
+  private readonly tableColumns: TableColumns = new Map();
 
   private constructor(
     private readonly db: SharedDatabase,
@@ -60,7 +116,6 @@ export class DuckDBDriver implements Driver {
     private readonly lock: LockFile,
   ) {
     this.description = `duckdb:${db.path}`;
-    this.connectionOf = new DuckDBConnection(session);
   }
 
   static async open(opts: DuckDBDriverOptions): Promise<DuckDBDriver> {
@@ -84,19 +139,27 @@ export class DuckDBDriver implements Driver {
   }
 
   transaction<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
-    return this.session.exclusive(() => this.session.transaction(() => fn(this.connectionOf)));
+    return this.session.exclusive(() =>
+      this.session.transaction(() => fn(new DuckDBConnection(this.session, this.tableColumns, true))),
+    );
   }
 
   connection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
-    return this.session.exclusive(() => fn(this.connectionOf));
+    return this.session.exclusive(() => fn(new DuckDBConnection(this.session, this.tableColumns, false)));
   }
 
   /**
    * Nothing to take: migrations run inside the database's mutex (no other statement of this
    * process interleaves) and DuckDB's file lock keeps other processes out.
    */
-  withMigrationLock<T>(_c: Connection, fn: () => Promise<T>): Promise<T> {
-    return fn();
+  async withMigrationLock<T>(_c: Connection, fn: () => Promise<T>): Promise<T> {
+    // Migrations may change tables: direct loads read their columns again afterwards.
+    this.tableColumns.clear();
+    try {
+      return await fn();
+    } finally {
+      this.tableColumns.clear();
+    }
   }
 
   query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]> {

@@ -1,7 +1,8 @@
 /**
- * The bulk path, DuckDB: a per-connection TEMP table without keys or indexes, re-created and
- * filled with the Appender (appendDataChunk, 2048 rows a chunk), then merged into its geo table
- * by one INSERT ... SELECT (../core/statements.ts).
+ * The staging bulk path, DuckDB (upserts, and plain inserts with a value the direct path,
+ * direct.ts, does not convert): a per-connection TEMP table without keys or indexes, re-created
+ * and filled with the Appender (appendDataChunk, 2048 rows a chunk), then merged into its geo
+ * table by one INSERT ... SELECT (../core/statements.ts).
  *
  * Days, instants, money and JSON are staged as VARCHAR and CAST in the merge: the CAST parses
  * an ISO offset (`+08:00`) into the right instant, whereas the Appender's row-by-row VARCHAR
@@ -22,6 +23,7 @@ import {
 import type { Json } from '../../transform/rows.ts';
 import { ident, type AnyTableSpec, type ColumnKind, type TableSpec } from '../tables.ts';
 import { jsonText } from '../values.ts';
+import { closeAppender } from './direct.ts';
 
 const STAGED_TYPE: Record<ColumnKind, DuckDBType> = {
   bigint: BIGINT,
@@ -108,6 +110,7 @@ export async function appendStaged<R>(
   if (rows.length === 0) return;
   const types = spec.columns.map((c) => STAGED_TYPE[c.kind]);
   const appender = await connection.createAppender(stagingName(spec), 'main', 'temp');
+  let flushed = false;
   try {
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
       const part = rows.slice(start, start + CHUNK_ROWS);
@@ -116,7 +119,8 @@ export async function appendStaged<R>(
       appender.appendDataChunk(chunk);
     }
     appender.flushSync();
+    flushed = true;
   } finally {
-    appender.closeSync();
+    closeAppender(appender, flushed);
   }
 }
