@@ -23,6 +23,7 @@ import {
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { openWarehouse } from '../src/load/index.ts';
+import { SQL_TYPE as DUCKDB_SQL_TYPE } from '../src/load/duckdb/staging.ts';
 import { SQL_TYPE as PG_SQL_TYPE } from '../src/load/postgres/driver.ts';
 import {
   EXECUTION_PRODUCTS,
@@ -87,18 +88,6 @@ export async function adapterLoadDuckdb(data: LoadData): Promise<LoadRun> {
 
 // ---- raw DuckDB: Appender into plain tables ---------------------------------------------------
 
-const DUCKDB_TYPE: Record<ColumnKind, string> = {
-  bigint: 'BIGINT',
-  integer: 'INTEGER',
-  double: 'DOUBLE',
-  boolean: 'BOOLEAN',
-  text: 'VARCHAR',
-  date: 'DATE',
-  timestamptz: 'TIMESTAMPTZ',
-  money: 'DECIMAL(18, 4)',
-  json: 'JSON',
-};
-
 const DAY_MS = 86_400_000;
 
 function duckValue(kind: ColumnKind, v: unknown): DuckDBValue {
@@ -150,7 +139,7 @@ export async function rawLoadDuckdb(data: LoadData, perBatch: boolean): Promise<
   const c = await instance.connect();
   try {
     for (const { spec } of COLLECTIONS) {
-      const cols = spec.columns.map((col) => `"${col.name}" ${DUCKDB_TYPE[col.kind]}`).join(', ');
+      const cols = spec.columns.map((col) => `"${col.name}" ${DUCKDB_SQL_TYPE[col.kind]}`).join(', ');
       await c.run(`CREATE TABLE raw_${spec.table} (${cols})`);
     }
     const all = perBatch ? null : allRows(data);
