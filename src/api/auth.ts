@@ -53,6 +53,11 @@ export class Credentials {
       : undefined;
   }
 
+  /** The bearer in hand (a login token, else the configured key or token), or undefined. */
+  get currentBearer(): string | undefined {
+    return this.#loginToken ?? this.#configured;
+  }
+
   /**
    * The bearer for the next request: a login token, else the configured key or token. With
    * login auth and no token yet, runs `login` first, once: concurrent callers share that login.

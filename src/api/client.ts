@@ -210,7 +210,9 @@ export class GeoClient {
       stats: this.stats,
       onReject: opts.onReject,
       scrub: (t) => this.#credentials.scrub(t),
-      bearer: () => this.#credentials.bearer(() => this.login().then(() => undefined)),
+      // In hand (the usual case): no promise per request; a login (or no bearer left) is async.
+      bearer: () =>
+        this.#credentials.currentBearer ?? this.#credentials.bearer(() => this.login().then(() => undefined)),
       signal: opts.signal,
     });
     this.pages = this.#pageReaders();

@@ -99,8 +99,8 @@ export interface ExecutorDeps {
   readonly stats: ClientStats;
   readonly onReject?: DecodeContext['onReject'];
   readonly scrub: (text: string) => string;
-  /** The bearer for an authenticated request (may log in first). */
-  readonly bearer: () => Promise<string>;
+  /** The bearer for an authenticated request: at once when in hand, else after a login. */
+  readonly bearer: () => string | Promise<string>;
   /** The process's stop signal: ends every wait and the request in flight with its reason. */
   readonly signal?: AbortSignal | undefined;
 }
@@ -135,7 +135,10 @@ export class Executor {
       if (d.signal?.aborted) throw abortReason(d.signal);
       // Headers per attempt: a lazy login happens before the first one, outside any queue slot.
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': d.userAgent };
-      if (def.auth) headers.authorization = `Bearer ${await d.bearer()}`;
+      if (def.auth) {
+        const bearer = d.bearer();
+        headers.authorization = `Bearer ${typeof bearer === 'string' ? bearer : await bearer}`;
+      }
       if (body !== undefined) headers['content-type'] = 'application/json';
 
       d.stats.requests++;

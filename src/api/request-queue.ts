@@ -117,8 +117,12 @@ export class RequestQueue {
   readonly #successesPerIncrease: number;
   readonly #rateStep: number;
   #rate: number;
-  /** Start times inside the current window, oldest first (the AIMD gate's sliding window). */
+  /**
+   * Start times, oldest first, from index `#startsHead` on: the AIMD gate's sliding window. Expired
+   * entries are skipped by moving the head and dropped in one copy once they are most of the array.
+   */
   #starts: number[] = [];
+  #startsHead = 0;
   #pausedUntil = 0;
   #resumeTimer: NodeJS.Timeout | undefined;
   #lastDecreaseAt = Number.NEGATIVE_INFINITY;
@@ -193,10 +197,18 @@ export class RequestQueue {
    */
   run<T>(task: () => Promise<T>, opts: RunOptions = {}): Promise<T> {
     return this.#queue.add(
-      async () => {
-        await this.#awaitStartSlot(opts.signal);
-        this.#counters.started++;
-        return task();
+      // Not async: when the gate is open (the usual case) the task starts in this very tick and
+      // its own promise is returned, without two more promises and their microtasks per request.
+      () => {
+        const wait = this.#awaitStartSlot(opts.signal);
+        if (wait === undefined) {
+          this.#counters.started++;
+          return task();
+        }
+        return wait.then(() => {
+          this.#counters.started++;
+          return task();
+        });
       },
       { priority: opts.priority ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) },
     );
@@ -275,27 +287,44 @@ export class RequestQueue {
   }
 
   /**
-   * Waits until the queue is not paused and the effective (AIMD) rate allows one more start in the
-   * sliding window, then records the start. The check and the record are synchronous, so tasks
+   * Records a start at once and returns undefined when the queue is not paused and the effective
+   * (AIMD) rate allows one more start in the sliding window; otherwise a promise that waits for
+   * that moment and records the start then. The check and the record are synchronous, so tasks
    * waiting here concurrently can never overshoot the count.
    */
-  async #awaitStartSlot(signal: AbortSignal | undefined): Promise<void> {
+  #awaitStartSlot(signal: AbortSignal | undefined): Promise<void> | undefined {
+    return this.#tryStart(Date.now()) ? undefined : this.#waitForStartSlot(signal);
+  }
+
+  async #waitForStartSlot(signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
       const now = Date.now();
+      if (this.#tryStart(now)) return;
       if (now < this.#pausedUntil) {
         await sleep(this.#pausedUntil - now, signal);
         continue;
       }
-      while (this.#starts.length > 0 && (this.#starts[0] as number) <= now - this.intervalMs)
-        this.#starts.shift();
+      // The start that must leave the window before one more fits.
       const cap = this.#capFor(this.#rate);
-      if (this.#starts.length < cap) {
-        this.#starts.push(now);
-        return;
-      }
-      const oldest = this.#starts[this.#starts.length - cap] as number;
+      const oldest = this.#starts[Math.max(this.#startsHead, this.#starts.length - cap)] as number;
       await sleep(Math.max(1, oldest + this.intervalMs - now), signal);
     }
+  }
+
+  /** Records a start at `now` if no pause and no rate limit forbids it. */
+  #tryStart(now: number): boolean {
+    if (now < this.#pausedUntil) return false;
+    const since = now - this.intervalMs;
+    let head = this.#startsHead;
+    while (head < this.#starts.length && (this.#starts[head] as number) <= since) head++;
+    if (head > 1024 && head * 2 > this.#starts.length) {
+      this.#starts = this.#starts.slice(head);
+      head = 0;
+    }
+    this.#startsHead = head;
+    if (this.#starts.length - head >= this.#capFor(this.#rate)) return false;
+    this.#starts.push(now);
+    return true;
   }
 }
 

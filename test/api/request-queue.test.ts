@@ -240,6 +240,22 @@ describe('AIMD', () => {
     expect(maxInAnyWindow(t.starts, 1000)).toBe(5);
     expect(perWindow(t.starts, 1000)).toEqual([5, 5, 2]);
   });
+
+  it('a window of more than a thousand starts slides without ever letting more through (the AIMD gate)', async () => {
+    // 1,200/s: the gate's window holds more than a thousand start times and drops the expired
+    // ones in bulk; after a 429 halves the rate, no rolling second may hold more than 600 starts.
+    const q = new RequestQueue({ concurrency: 2000, requestsPerSecond: 1200, decreaseCooldownMs: 60_000 });
+    const first = addTasks(q, 1200);
+    await vi.advanceTimersByTimeAsync(10);
+    await first.done;
+    q.reportRateLimited();
+    const t = addTasks(q, 1500);
+    await vi.advanceTimersByTimeAsync(3000);
+    await t.done;
+    expect(maxInAnyWindow(t.starts, 1000)).toBe(600);
+    expect(maxInAnyWindow([...first.starts, ...t.starts], 1000)).toBe(1200);
+    expect(q.stats.started).toBe(2700);
+  });
 });
 
 describe('queueOptionsFromEnv', () => {
