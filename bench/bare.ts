@@ -6,9 +6,16 @@
  * With `parse`, every body is instead read as text and parsed with JSON.parse, as the pipeline
  * must at the least: the floor any pipeline that reads the data pays, for telling the cost of
  * parsing (fixed by the bodies' size) from the cost of everything geo-sync does after it.
+ *
+ * With `validate`, every parsed body is also decoded by the client's own decoder for its endpoint
+ * (GET_DECODERS: the zod schemas, items checked one by one): the floor of any pipeline held to
+ * this project's rule that every response is validated by its schema the moment it arrives. No
+ * queue, retries, transform or warehouse.
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
+import { GET_DECODERS, type GetEndpoint } from '../dist/api/client.js';
+import { ENDPOINTS, endpointId } from '../dist/api/endpoints.js';
 import type { RecordedRequest } from './pipeline.ts';
 import { BENCH_API_KEY, machineBusySeconds } from './simulator.ts';
 
@@ -28,8 +35,9 @@ export async function runBareLoop(
   requests: readonly RecordedRequest[],
   concurrency: number,
   simulatorCpu?: () => number | null,
-  opts: { parse?: boolean } = {},
+  opts: { parse?: boolean; validate?: boolean } = {},
 ): Promise<BareRun> {
+  const decoderOf = opts.validate ? decoderByPath() : null;
   const origin = new URL(baseUrl).origin;
   const pool = new Pool(origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
   const headers = {
@@ -49,6 +57,11 @@ export async function runBareLoop(
         headers,
       });
       if (res.statusCode !== 200) non200++;
+      if (decoderOf) {
+        const body: unknown = JSON.parse(await res.body.text());
+        decoderOf(r.path)(body);
+        continue;
+      }
       if (opts.parse) {
         JSON.parse(await res.body.text());
         continue;
@@ -80,4 +93,28 @@ export async function runBareLoop(
   } finally {
     await pool.close();
   }
+}
+
+/**
+ * The client's decoder for a request path (`/api/v2/geo/task/results?...` -> the taskResults
+ * decoder), matched on the endpoint's path template; throws on a path no GET decoder serves.
+ */
+function decoderByPath(): (path: string) => (body: unknown) => unknown {
+  const routes = (Object.keys(GET_DECODERS) as GetEndpoint[]).map((name) => {
+    const pattern = ENDPOINTS[name].path.replace(/\{\w+\}/g, '[^/]+');
+    const decode = GET_DECODERS[name] as (body: unknown, ctx: object) => unknown;
+    const ctx = { endpoint: endpointId(name), params: {}, onReject: () => undefined };
+    return { re: new RegExp(`${pattern}$`), decode: (body: unknown) => decode(body, ctx) };
+  });
+  const cache = new Map<string, (body: unknown) => unknown>();
+  return (path) => {
+    const bare = path.split('?')[0]!;
+    let d = cache.get(bare);
+    if (!d) {
+      d = routes.find((r) => r.re.test(bare))?.decode;
+      if (!d) throw new Error(`bench: no GET decoder for ${bare}`);
+      cache.set(bare, d);
+    }
+    return d;
+  };
 }

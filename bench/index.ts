@@ -256,6 +256,8 @@ interface OwnCostResult {
   bares: BareRun[];
   /** The bare loop that also parses every body (the floor of any pipeline). */
   parses: BareRun[];
+  /** The bare loop that also parses and validates every body with the client's decoders. */
+  validates: BareRun[];
   resync?: { first: PipelineRun; second: PipelineRun };
 }
 
@@ -268,6 +270,7 @@ async function ownCostDialect(
   const pipelines: PipelineRun[] = [];
   const bares: BareRun[] = [];
   const parses: BareRun[] = [];
+  const validates: BareRun[] = [];
   let resync: OwnCostResult['resync'];
   for (let i = 0; i < OWN_COST.pairs; i++) {
     const last = i === OWN_COST.pairs - 1;
@@ -293,6 +296,9 @@ async function ownCostDialect(
       const q = await runBareLoop(sim.url, pipelines[0]!.recorded, C, sim.cpuSeconds, { parse: true });
       parses.push(q);
       log(`  ${dialect} bare loop + JSON.parse #${i + 1}: ${seconds(q.wallMs)}; ${busy(q)}`);
+      const v = await runBareLoop(sim.url, pipelines[0]!.recorded, C, sim.cpuSeconds, { validate: true });
+      validates.push(v);
+      log(`  ${dialect} bare loop + JSON.parse + zod decode #${i + 1}: ${seconds(v.wallMs)}; ${busy(v)}`);
       if (dialect === 'duckdb' && last) {
         // 5. Re-sync: the same day again into the warehouse the last run filled, unchanged, --force.
         const second = await run();
@@ -304,7 +310,7 @@ async function ownCostDialect(
       await db?.drop().catch(() => undefined);
     }
   }
-  return { pipelines, bares, parses, ...(resync ? { resync } : {}) };
+  return { pipelines, bares, parses, validates, ...(resync ? { resync } : {}) };
 }
 
 async function ownCost(
@@ -334,6 +340,9 @@ async function ownCost(
       const f = best(r.parses);
       const floor = f.wallMs / b.wallMs;
       results[`own_cost_floor_ratio_${dialect}`] = floor;
+      const vf = best(r.validates);
+      const validationFloor = vf.wallMs / b.wallMs;
+      results[`own_cost_validation_floor_ratio_${dialect}`] = validationFloor;
       const executions = executionsOf(p);
       own[dialect] = {
         ratio: x,
@@ -348,6 +357,12 @@ async function ownCost(
         floor_note: 'the bare loop parsing every body with JSON.parse, against the bare loop',
         bare_parse_best: bareFigures(f),
         bare_parse_runs_s: r.parses.map((q) => q.wallMs / 1000),
+        validation_floor_ratio: validationFloor,
+        validation_floor_note:
+          "the bare loop parsing every body and decoding it with the client's own zod decoders (GET_DECODERS), against the bare loop",
+        bare_validate_best: bareFigures(vf),
+        bare_validate_runs_s: r.validates.map((q) => q.wallMs / 1000),
+        pipeline_over_validation_floor: p.wallMs / vf.wallMs,
         enrichments: 'product defaults (all on)',
         concurrency: C,
         target: TARGET.ownCost,
@@ -368,6 +383,15 @@ async function ownCost(
         figure: `${seconds(f.wallMs)} bare + parse`,
         baseline: `${seconds(b.wallMs)} bare undici`,
         ratio: ratio(floor),
+        target: 'info',
+        met: 'n/a',
+      });
+      rows.push({
+        scenario: `2 own cost validation floor (${label})`,
+        size: "the same requests, bare loop + JSON.parse + the client's zod decoders",
+        figure: `${seconds(vf.wallMs)} bare + validate`,
+        baseline: `${seconds(b.wallMs)} bare undici`,
+        ratio: ratio(validationFloor),
         target: 'info',
         met: 'n/a',
       });

@@ -168,6 +168,36 @@ const DECODE = {
   deductionPage: pageOf(Deduction),
 };
 
+/**
+ * The decoder of every GET endpoint's answer, by endpoint: the client's methods take theirs from
+ * here (so no method can decode with another), and the bench's validation floor replays the same
+ * decoders on the same answers.
+ */
+export const GET_DECODERS = {
+  user: DECODE.user,
+  getSiteDiagnosis: DECODE.diagnosis,
+  projectTasks: DECODE.platformTasks,
+  taskInfo: DECODE.platformTask,
+  taskPrompts: DECODE.executions,
+  promptDetail: DECODE.execution,
+  promptResult: DECODE.promptResult,
+  promptScreenshot: DECODE.screenshot,
+  legacyProjectDetail: DECODE.legacyProjectDetail,
+  legacyTaskList: DECODE.legacyDailyItems,
+  legacyTaskDetail: DECODE.legacyTaskDetail,
+  legacyTaskResult: DECODE.legacyResult,
+  legacyTaskScreenshot: DECODE.legacyScreenshot,
+  balance: DECODE.balance,
+  customerProjects: DECODE.monitoringTaskPage,
+  taskResults: DECODE.resultPage,
+  promptSearches: DECODE.sourcePage,
+  legacyProjectList: DECODE.legacyProjectPage,
+  deductionDetails: DECODE.deductionPage,
+  promptProducts: productsPage,
+  legacyTaskSearches: legacySearchesPage,
+} satisfies Partial<Record<EndpointName, (body: unknown, ctx: DecodeContext) => unknown>>;
+export type GetEndpoint = keyof typeof GET_DECODERS;
+
 export class GeoClient {
   /** Counters: HTTP attempts, retries, 429s, failures, per endpoint and per error code. */
   readonly stats: ClientStats = emptyStats();
@@ -253,7 +283,7 @@ export class GeoClient {
 
   /** GET auth/user. */
   async user(): Promise<User> {
-    return this.#get('user', Params.none, {}, DECODE.user);
+    return this.#get('user', Params.none, {});
   }
 
   /**
@@ -297,7 +327,7 @@ export class GeoClient {
 
   /** GET projects/{project_id}/site-diagnosis: the latest diagnosis (never starts one). */
   async getSiteDiagnosis(params: In<'siteDiagnosisGet'>): Promise<SiteDiagnosis> {
-    return this.#get('getSiteDiagnosis', Params.siteDiagnosisGet, params, DECODE.diagnosis);
+    return this.#get('getSiteDiagnosis', Params.siteDiagnosisGet, params);
   }
 
   // ---- 4.3 Hierarchical reads ----------------------------------------------------------------
@@ -309,17 +339,17 @@ export class GeoClient {
 
   /** GET geo/project/tasks: every platform task of a monitoring task (not paged). */
   async projectTasks(params: In<'projectTasks'>): Promise<PlatformTask[]> {
-    return this.#get('projectTasks', Params.projectTasks, params, DECODE.platformTasks);
+    return this.#get('projectTasks', Params.projectTasks, params);
   }
 
   /** GET geo/task/info: one platform task. */
   async taskInfo(params: In<'taskInfo'>): Promise<PlatformTask> {
-    return this.#get('taskInfo', Params.taskInfo, params, DECODE.platformTask);
+    return this.#get('taskInfo', Params.taskInfo, params);
   }
 
   /** GET geo/task/prompts: every execution of a platform task on a day (not paged). */
   async taskPrompts(params: In<'taskPrompts'>): Promise<PromptExecution[]> {
-    return this.#get('taskPrompts', Params.taskPrompts, params, DECODE.executions);
+    return this.#get('taskPrompts', Params.taskPrompts, params);
   }
 
   /** GET geo/task/results: one page of a platform task's results on a day. */
@@ -329,12 +359,12 @@ export class GeoClient {
 
   /** GET geo/prompt/detail. */
   async promptDetail(params: In<'promptTaskId'>): Promise<PromptExecution> {
-    return this.#get('promptDetail', Params.promptTaskId, params, DECODE.execution);
+    return this.#get('promptDetail', Params.promptTaskId, params);
   }
 
   /** GET geo/prompt/result. */
   async promptResult(params: In<'promptTaskId'>): Promise<PromptResult> {
-    return this.#get('promptResult', Params.promptTaskId, params, DECODE.promptResult);
+    return this.#get('promptResult', Params.promptTaskId, params);
   }
 
   /** GET geo/prompt/searches: one page of an execution's sources. */
@@ -344,7 +374,7 @@ export class GeoClient {
 
   /** GET geo/prompt/screenshot. */
   async promptScreenshot(params: In<'promptTaskId'>): Promise<Screenshot> {
-    return this.#get('promptScreenshot', Params.promptTaskId, params, DECODE.screenshot);
+    return this.#get('promptScreenshot', Params.promptTaskId, params);
   }
 
   /** GET geo/prompt/products: one page of an execution's product cards, with card-set metadata. */
@@ -386,27 +416,27 @@ export class GeoClient {
 
   /** GET geo/project/detail. */
   async legacyProjectDetail(params: In<'legacyProjectDetail'>): Promise<LegacyMonitoringTaskDetail> {
-    return this.#get('legacyProjectDetail', Params.legacyProjectDetail, params, DECODE.legacyProjectDetail);
+    return this.#get('legacyProjectDetail', Params.legacyProjectDetail, params);
   }
 
   /** GET geo/task/list: the legacy daily list of a platform task (default day: today). */
   async legacyTaskList(params: In<'legacyTaskList'>): Promise<LegacyDailyItem[]> {
-    return this.#get('legacyTaskList', Params.legacyTaskList, params, DECODE.legacyDailyItems);
+    return this.#get('legacyTaskList', Params.legacyTaskList, params);
   }
 
   /** GET geo/task/detail (`task_id` is a prompt execution ID). */
   async legacyTaskDetail(params: In<'legacyTaskId'>): Promise<LegacyTaskDetail> {
-    return this.#get('legacyTaskDetail', Params.legacyTaskId, params, DECODE.legacyTaskDetail);
+    return this.#get('legacyTaskDetail', Params.legacyTaskId, params);
   }
 
   /** GET geo/task/result (`with_products: 1` adds `products`). */
   async legacyTaskResult(params: In<'legacyTaskResult'>): Promise<LegacyResult> {
-    return this.#get('legacyTaskResult', Params.legacyTaskResult, params, DECODE.legacyResult);
+    return this.#get('legacyTaskResult', Params.legacyTaskResult, params);
   }
 
   /** GET geo/task/screenshot. */
   async legacyTaskScreenshot(params: In<'legacyTaskId'>): Promise<LegacyScreenshot> {
-    return this.#get('legacyTaskScreenshot', Params.legacyTaskId, params, DECODE.legacyScreenshot);
+    return this.#get('legacyTaskScreenshot', Params.legacyTaskId, params);
   }
 
   /**
@@ -421,7 +451,7 @@ export class GeoClient {
 
   /** GET finance/balance. */
   async balance(): Promise<Balance> {
-    return this.#get('balance', Params.none, {}, DECODE.balance);
+    return this.#get('balance', Params.none, {});
   }
 
   /** GET finance/deduction/details: one page of deduction records. */
@@ -433,67 +463,37 @@ export class GeoClient {
 
   #customerProjects(params: In<'customerProjects'>): Promise<FetchedPage<Page<MonitoringTask>>> {
     const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.customerProjects };
-    return this.#get('customerProjects', Params.customerProjects, withSize, DECODE.monitoringTaskPage);
+    return this.#get('customerProjects', Params.customerProjects, withSize);
   }
 
   #taskResults(params: In<'taskResults'>): Promise<FetchedPage<Page<PromptResultItem>>> {
     const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.taskResults };
-    return this.#get('taskResults', Params.taskResults, withSize, DECODE.resultPage);
+    return this.#get('taskResults', Params.taskResults, withSize);
   }
 
   #promptSearches(params: In<'promptSearches'>): Promise<FetchedPage<Page<Source>>> {
     const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.promptSearches };
-    return this.#get('promptSearches', Params.promptSearches, withSize, DECODE.sourcePage);
+    return this.#get('promptSearches', Params.promptSearches, withSize);
   }
 
   #promptProducts(params: In<'promptProducts'>): Promise<FetchedPage<ProductsPage>> {
     const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.promptProducts };
-    return this.#get('promptProducts', Params.promptProducts, withSize, (b, ctx) => {
-      const body = decodeBody(ProductsBody, b, ctx);
-      const d = body.data;
-      // Spec 2.8 lists field_order, field_labels, supported and result_status in the table of
-      // `data.products` but without the `data.` prefix: inside `data` and beside it are both
-      // honest readings, so both are accepted; `data` wins when a server sends both.
-      const page: ProductsPage = {
-        items: decodeItems(ProductCard, d.products, 'data.products', ctx),
-        current_page: d.current_page,
-        last_page: d.last_page,
-        total: d.total,
-        per_page: d.per_page,
-        field_order: d.field_order ?? body.field_order,
-        field_labels: d.field_labels ?? body.field_labels,
-        supported: d.supported ?? body.supported,
-        result_status: d.result_status ?? body.result_status,
-      };
-      return { page, rawItems: d.products, meta: { current_page: d.current_page, last_page: d.last_page } };
-    });
+    return this.#get('promptProducts', Params.promptProducts, withSize);
   }
 
   #legacyProjectList(params: In<'legacyProjectList'>): Promise<FetchedPage<Page<LegacyMonitoringTask>>> {
     const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.legacyProjectList };
-    return this.#get('legacyProjectList', Params.legacyProjectList, withSize, DECODE.legacyProjectPage);
+    return this.#get('legacyProjectList', Params.legacyProjectList, withSize);
   }
 
   #legacyTaskSearches(params: In<'legacyTaskSearches'>): Promise<FetchedPage<LegacySearchesPage>> {
     const withSize = { ...params, limit: params.limit ?? MAX_PAGE_SIZE.legacyTaskSearches };
-    return this.#get('legacyTaskSearches', Params.legacyTaskSearches, withSize, (b, ctx) => {
-      const body = decodeBody(LegacySearchesBody, b, ctx);
-      const items = decodeItems(LegacySource, body.data, 'data', ctx);
-      const pagination = body.pagination;
-      const page: LegacySearchesPage = pagination ? { items, pagination } : { items };
-      return {
-        page,
-        rawItems: body.data,
-        meta: pagination
-          ? { current_page: pagination.current_page, last_page: pagination.last_page }
-          : undefined,
-      };
-    });
+    return this.#get('legacyTaskSearches', Params.legacyTaskSearches, withSize);
   }
 
   #deductionDetails(params: In<'deductionDetails'>): Promise<FetchedPage<Page<Deduction>>> {
     const withSize = { ...params, per_page: params.per_page ?? MAX_PAGE_SIZE.deductionDetails };
-    return this.#get('deductionDetails', Params.deductionDetails, withSize, DECODE.deductionPage);
+    return this.#get('deductionDetails', Params.deductionDetails, withSize);
   }
 
   #pageReaders(): PageReaders {
@@ -537,13 +537,16 @@ export class GeoClient {
   // ---- plumbing ------------------------------------------------------------------------------
 
   /** A GET: parameters checked, path parameters filled, the rest sent as the query string. */
-  async #get<K extends keyof typeof Params, T>(
-    name: EndpointName,
+  async #get<N extends GetEndpoint, K extends keyof typeof Params>(
+    name: N,
     schema: (typeof Params)[K],
     params: unknown,
-    decode: (body: unknown, ctx: DecodeContext) => T,
-  ): Promise<T> {
+  ): Promise<ReturnType<(typeof GET_DECODERS)[N]>> {
     const p = this.#check(name, schema, params) as Record<string, unknown>;
+    const decode = GET_DECODERS[name] as (
+      body: unknown,
+      ctx: DecodeContext,
+    ) => ReturnType<(typeof GET_DECODERS)[N]>;
     return this.#executor.call({
       name,
       shownParams: p,
@@ -600,6 +603,40 @@ function single<S extends z.ZodType>(schema: S) {
 function listOf<S extends z.ZodType>(item: S) {
   return (b: unknown, ctx: DecodeContext): z.output<S>[] =>
     decodeItems(item, decodeBody(ListEnvelope, b, ctx).data, 'data', ctx);
+}
+
+/** prompt/products: the cards checked one by one, the card-set metadata read inside or beside `data`. */
+function productsPage(b: unknown, ctx: DecodeContext): FetchedPage<ProductsPage> {
+  const body = decodeBody(ProductsBody, b, ctx);
+  const d = body.data;
+  // Spec 2.8 lists field_order, field_labels, supported and result_status in the table of
+  // `data.products` but without the `data.` prefix: inside `data` and beside it are both
+  // honest readings, so both are accepted; `data` wins when a server sends both.
+  const page: ProductsPage = {
+    items: decodeItems(ProductCard, d.products, 'data.products', ctx),
+    current_page: d.current_page,
+    last_page: d.last_page,
+    total: d.total,
+    per_page: d.per_page,
+    field_order: d.field_order ?? body.field_order,
+    field_labels: d.field_labels ?? body.field_labels,
+    supported: d.supported ?? body.supported,
+    result_status: d.result_status ?? body.result_status,
+  };
+  return { page, rawItems: d.products, meta: { current_page: d.current_page, last_page: d.last_page } };
+}
+
+/** Legacy task/searches: `data` array, `pagination` only when `page` was sent. */
+function legacySearchesPage(b: unknown, ctx: DecodeContext): FetchedPage<LegacySearchesPage> {
+  const body = decodeBody(LegacySearchesBody, b, ctx);
+  const items = decodeItems(LegacySource, body.data, 'data', ctx);
+  const pagination = body.pagination;
+  const page: LegacySearchesPage = pagination ? { items, pagination } : { items };
+  return {
+    page,
+    rawItems: body.data,
+    meta: pagination ? { current_page: pagination.current_page, last_page: pagination.last_page } : undefined,
+  };
 }
 
 /** `/api/v2/projects/{project_id}/site-diagnosis` with `{project_id}` filled in. */
