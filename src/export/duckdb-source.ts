@@ -5,6 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { quotedString } from '@duckdb/node-api';
+import { lockedError } from '../load/duckdb/database.ts';
 import type { DataTable } from '../load/warehouse.ts';
 import { copySql, extension, type Engine } from './engine.ts';
 import type { ExportSource } from './source.ts';
@@ -17,9 +18,11 @@ export async function duckdbSource(engine: Engine, path: string): Promise<Export
     await engine.run(`ATTACH ${quotedString(path)} AS ${ALIAS} (READ_ONLY)`);
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    throw new Error(`cannot open DuckDB warehouse ${path} for export: ${message.split('\n')[0]}`, {
-      cause: e,
-    });
+    // A sync writing the file right now: exit 4 (locked) like every command, not a failure.
+    throw (
+      (await lockedError(path, message, e)) ??
+      new Error(`cannot open DuckDB warehouse ${path} for export: ${message.split('\n')[0]}`, { cause: e })
+    );
   }
   return {
     async writeTable(table: DataTable, range: DayRange, dir: string, format: ExportFormat) {

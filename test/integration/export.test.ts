@@ -3,6 +3,7 @@
  * PostgreSQL filled by a real sync of the simulator. The files are read back with DuckDB's
  * read_parquet / read_csv and compared row for row with the warehouse.
  */
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -209,6 +210,34 @@ for (const target of warehouseTargets('export')) {
     });
   });
 }
+
+describe('export while another process has the DuckDB file open for writing', () => {
+  it('exits 4 (locked), naming the holder, like sync does', { timeout: 30_000 }, async () => {
+    const db = createTempDuckDB('export-locked');
+    const out = mkdtempSync(join(tmpdir(), 'geo-export-locked-'));
+    // A writer (a sync, a BI tool) holds the file: DuckDB allows one writer per file.
+    const script = `
+      import { DuckDBInstance } from '@duckdb/node-api';
+      const db = await DuckDBInstance.create(process.argv[1]);
+      const c = await db.connect();
+      await c.run('CREATE TABLE t (a INTEGER)');
+      process.stdout.write('held\\n');
+      setTimeout(() => process.exit(0), 60000);`;
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
+      const r = await runCli(['export', '--format', 'csv', '--out', out], { GEO_WAREHOUSE: db.target });
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toMatch(new RegExp(`another process has the warehouse open: process ${holder.pid}`));
+    } finally {
+      holder.kill('SIGKILL');
+      rmSync(out, { recursive: true, force: true });
+      db.remove();
+    }
+  });
+});
 
 describe('export flags', () => {
   const env = { GEO_WAREHOUSE: 'duckdb:/nonexistent/never-opened.duckdb' };

@@ -174,15 +174,31 @@ export async function removeDatabaseFiles(path: string): Promise<void> {
 }
 
 async function openError(path: string, waitMs: number, message: string, cause: unknown): Promise<Error> {
-  if (!LOCKED.test(message)) return new Error(`cannot open DuckDB warehouse ${path}: ${message}`, { cause });
+  const locked = await lockedError(path, message, cause, `waited ${Math.round(waitMs / 100) / 10} s`);
+  return locked ?? new Error(`cannot open DuckDB warehouse ${path}: ${message}`, { cause });
+}
+
+/**
+ * DuckDB's answer when another process has the file open (`Could not set lock on file`), as a
+ * WarehouseLockedError naming the holder: the geo-sync run that recorded itself in the lock file,
+ * else the PID DuckDB names. Undefined for any other failure. Every command that opens the file
+ * (sync, export, report...) reports a busy warehouse the same way, so scripts see exit 4.
+ */
+export async function lockedError(
+  path: string,
+  message: string,
+  cause: unknown,
+  detail?: string,
+): Promise<WarehouseLockedError | undefined> {
+  if (!LOCKED.test(message)) return undefined;
   // A geo-sync run holding the file also holds the lock file: name it, as tryLock would.
   const recorded = await new LockFile(`${path}.lock`).liveHolder().catch(() => undefined);
   const pid = /\(PID (\d+)\)/.exec(message)?.[1];
   const holder = recorded ?? (pid ? `process ${pid}` : undefined);
   return new WarehouseLockedError(
     `DuckDB warehouse ${path} is locked by another process (DuckDB allows one writer per file): ` +
-      `${holder ?? 'unknown'}${recorded ? ' holds the warehouse lock' : ' has the file open'}; ` +
-      `waited ${Math.round(waitMs / 100) / 10} s`,
+      `${holder ?? 'unknown'}${recorded ? ' holds the warehouse lock' : ' has the file open'}` +
+      (detail ? `; ${detail}` : ''),
     holder,
     { cause },
   );
