@@ -16,6 +16,8 @@ export interface ReplacedChildren {
 
 export interface PreparedBatch extends Required<ExecutionBatch> {
   replaced: ReplacedChildren;
+  /** The batch's executions whose stored created_at/updated_at stay as they are (kept `times`). */
+  timesKept: number[];
   /** Every prompt_task_id the batch names: its executions and the parents of its child rows. */
   keys: number[];
 }
@@ -35,6 +37,7 @@ export function prepareBatch(batch: ExecutionBatch): PreparedBatch {
     sources: new Set(),
     screenshot: new Set(),
     products: new Set(),
+    times: new Set(),
   };
   for (const k of batch.kept ?? []) kept[k.child].add(k.prompt_task_id);
   const unless = (child: ChildCollection) => (r: { prompt_task_id: number }) =>
@@ -51,6 +54,7 @@ export function prepareBatch(batch: ExecutionBatch): PreparedBatch {
     products: dedupeBy(products, (r) => r.prompt_task_id),
     cards: dedupeBy(batch.cards.filter(unless('products')), (r) => `${r.prompt_task_id}|${r.position}`),
     kept: batch.kept ?? [],
+    timesKept: [...new Set(batch.executions.map((e) => e.prompt_task_id))].filter((id) => kept.times.has(id)),
     replaced: {
       ranks: [...named],
       sources: [...named].filter((id) => !kept.sources.has(id)),

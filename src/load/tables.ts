@@ -242,6 +242,17 @@ export const PROMPT_EXECUTIONS = defineTable<PromptExecutionRow>('prompt_executi
   updated_at: 'timestamptz?',
 });
 
+/**
+ * prompt_executions without created_at/updated_at: updates a stored execution whose times could
+ * not be read this time (legacy task/detail), leaving the stored ones as they are.
+ */
+export const PROMPT_EXECUTIONS_BUT_TIMES: TableSpec<PromptExecutionRow> = {
+  table: PROMPT_EXECUTIONS.table,
+  key: PROMPT_EXECUTIONS.key,
+  synced: PROMPT_EXECUTIONS.synced,
+  columns: PROMPT_EXECUTIONS.columns.filter((c) => c.name !== 'created_at' && c.name !== 'updated_at'),
+};
+
 export const EXECUTION_RANKS = defineTable<ExecutionRankRow>(
   'execution_ranks',
   ['prompt_task_id', 'ordinal'],

@@ -8,20 +8,22 @@ export function emptyBatch(): ExecutionBatch {
   return { executions: [], ranks: [], sources: [], screenshots: [], products: [], cards: [] };
 }
 
-/** The stored rows a child that could not be read keeps (legacy sources enrich the source rows). */
-const KEEPS: Record<ExecutionChild, ChildCollection | null> = {
+/**
+ * What a child that could not be read keeps of the stored data: legacy sources enrich the source
+ * rows; legacy task/detail gives the execution's created_at/updated_at.
+ */
+const KEEPS: Record<ExecutionChild, ChildCollection> = {
   sources: 'sources',
   legacySources: 'sources',
   screenshot: 'screenshot',
   products: 'products',
-  detail: null,
+  detail: 'times',
 };
 
 export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle): void {
   const id = b.item.prompt_task_id;
   for (const u of b.unread) {
-    const child = KEEPS[u.child];
-    if (child) (batch.kept ??= []).push({ prompt_task_id: id, child });
+    (batch.kept ??= []).push({ prompt_task_id: id, child: KEEPS[u.child] });
   }
   batch.executions.push(toExecutionRow(b.item, b.detail));
   batch.ranks.push(...toRankRows(id, b.item.rank_details));

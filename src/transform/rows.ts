@@ -152,13 +152,18 @@ export interface ExecutionBatch {
    * Children of the batch's executions that could not be read this time (their response was
    * quarantined, or answered 404): the rows stored for them are kept as they are, neither
    * replaced nor deleted, so a child that fails to read never costs the data already stored.
-   * Rows given for a kept child are ignored. Ranks come with the execution and are always replaced.
+   * Rows given for a kept child are ignored; kept `times` leave a stored execution's created_at and
+   * updated_at as they are. Ranks come with the execution and are always replaced.
    */
   kept?: KeptChild[];
 }
 
-/** The child collections read by their own endpoint: sources, the screenshot, the product cards. */
-export type ChildCollection = 'sources' | 'screenshot' | 'products';
+/**
+ * What an execution's own endpoints give, kept when one of them cannot be read: its sources, the
+ * screenshot, the product cards, and `times`, the execution's `created_at`/`updated_at` (legacy
+ * task/detail): the execution row is then written with every other column, its times untouched.
+ */
+export type ChildCollection = 'sources' | 'screenshot' | 'products' | 'times';
 
 export interface KeptChild {
   prompt_task_id: number;

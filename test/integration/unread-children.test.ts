@@ -177,6 +177,40 @@ for (const target of warehouseTargets('unread-children')) {
       }
     });
 
+    it('legacy task/detail answering 404 keeps the stored created_at/updated_at; the row is rewritten otherwise', async () => {
+      const e = all[5]!;
+      const read = async () =>
+        (
+          await q(
+            `SELECT CAST(created_at AS VARCHAR) AS created_at, CAST(updated_at AS VARCHAR) AS updated_at,
+                    CAST(synced_at AS VARCHAR) AS synced_at, answer
+             FROM geo.prompt_executions WHERE prompt_task_id = $1`,
+            [e.prompt_task_id],
+          )
+        )[0]!;
+      const before = await read();
+      expect(before.created_at).not.toBeNull();
+      sim.world.mutations.hideChild(e.prompt_task_id, 'detail');
+      try {
+        const s = await sync(true);
+        expect(s.status).toBe('partial');
+        expect(s.counters.childrenNotFound).toBe(1);
+        const rejects = await rejectsOf(s.runId);
+        expect(rejects.map((r) => [r.endpoint, r.reason])).toEqual([
+          ['GET /api/v2/geo/task/detail', 'child_not_found'],
+        ]);
+        const after = await read();
+        expect(after).toMatchObject({
+          created_at: before.created_at,
+          updated_at: before.updated_at,
+          answer: before.answer,
+        });
+        expect(after.synced_at).not.toBe(before.synced_at);
+      } finally {
+        sim.world.mutations.reset();
+      }
+    });
+
     it('an execution no longer listed still leaves the warehouse', async () => {
       const gone = all[3]!;
       sim.world.mutations.deleteExecution(gone.prompt_task_id);

@@ -377,6 +377,59 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    it('kept times: an execution whose task/detail could not be read keeps its stored created_at and updated_at', async () => {
+      const times = {
+        created_at: '2026-11-20T08:00:00.123456+08:00',
+        updated_at: '2026-11-20T09:30:00+08:00',
+      };
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(281, { ...times, answer: 'first' }), execution(282, { ...times })],
+          sources: [source(2811, 281, 'a.com'), source(2821, 282, 'b.com')],
+        }),
+      );
+      const timesOf = async (id: number) => {
+        const [r] = await rowsOf('prompt_executions', [id], 'prompt_task_id');
+        return r ? { created_at: r.created_at, updated_at: r.updated_at, answer: r.answer } : undefined;
+      };
+      const stored = await timesOf(281);
+      expect(stored?.created_at).not.toBeNull();
+
+      // Fast path: 281's times were not read (kept), 282's were read as none, 283 is new.
+      await w.writeExecutionBatch({
+        ...batch({
+          executions: [
+            execution(281, { created_at: null, updated_at: null, answer: 'second' }),
+            execution(282, { created_at: null, updated_at: null }),
+            execution(283, { created_at: null, updated_at: null }),
+          ],
+          sources: [source(2811, 281, 'a.com')],
+        }),
+        kept: [
+          { prompt_task_id: 281, child: 'times' },
+          { prompt_task_id: 283, child: 'times' },
+        ],
+      });
+      expect(await timesOf(281)).toEqual({ ...stored, answer: 'second' });
+      expect(await timesOf(282)).toMatchObject({ created_at: null, updated_at: null });
+      expect(await timesOf(283)).toMatchObject({ created_at: null, updated_at: null });
+
+      // Safe path: source 2821 moves from 282 to 281 (a duplicate key for the fast path).
+      await w.writeExecutionBatch({
+        ...batch({
+          executions: [execution(281, { created_at: null, updated_at: null, answer: 'third' })],
+          sources: [source(2821, 281, 'b.com')],
+        }),
+        kept: [{ prompt_task_id: 281, child: 'times' }],
+      });
+      expect(await timesOf(281)).toEqual({ ...stored, answer: 'third' });
+      const moved = await w.query(
+        'SELECT prompt_task_id FROM geo.execution_sources WHERE source_id = $1',
+        [2821],
+      );
+      expect(moved).toEqual([{ prompt_task_id: 281 }]);
+    });
+
     it('a completion with deleteUnlisted false records its checkpoint and deletes nothing', async () => {
       const day = '2026-09-05';
       const at = { task_id: 65, date_time: day };

@@ -16,7 +16,7 @@
  * for executions, screenshots, product summaries and sources; the replaced executions' ranks and
  * cards deleted, then inserted.
  */
-import type { ExecutionBatch } from '../../transform/rows.ts';
+import type { ExecutionBatch, PromptExecutionRow } from '../../transform/rows.ts';
 import { isEmptyBatch, prepareBatch, type PreparedBatch } from '../batch.ts';
 import {
   EXECUTION_CHILD_TABLES,
@@ -26,11 +26,12 @@ import {
   EXECUTION_SOURCES,
   PRODUCT_CARDS,
   PROMPT_EXECUTIONS,
+  PROMPT_EXECUTIONS_BUT_TIMES,
   SYNC_CHECKPOINTS,
 } from '../tables.ts';
 import type { UnitCompletion } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
-import { insertValuesSql, valuesParams } from './statements.ts';
+import { insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
 type Merge = (driver: Driver, c: Connection, b: PreparedBatch) => Promise<void>;
 
@@ -75,16 +76,28 @@ const fastPath: Merge = async (driver, c, b) => {
   const executionIds = new Set(b.executions.map((e) => e.prompt_task_id));
   const cleared = new Set(stored.map((r) => r.prompt_task_id));
   for (const id of keys) if (!executionIds.has(id)) cleared.add(id);
+  // Stored executions whose times were not read: updated in place below, never deleted.
+  const timesKept = new Set(b.timesKept.filter((id) => cleared.has(id)));
   if (cleared.size > 0) {
     const among = (ids: Iterable<number>) => [...new Set(ids)].filter((id) => cleared.has(id));
-    await deleteIds(driver, c, PROMPT_EXECUTIONS, among(executionIds));
+    await deleteIds(
+      driver,
+      c,
+      PROMPT_EXECUTIONS,
+      among(executionIds).filter((id) => !timesKept.has(id)),
+    );
     await deleteIds(driver, c, EXECUTION_SCREENSHOTS, among(b.screenshots.map((r) => r.prompt_task_id)));
     await deleteIds(driver, c, EXECUTION_PRODUCTS, among(b.products.map((r) => r.prompt_task_id)));
     await deleteIds(driver, c, EXECUTION_RANKS, among(b.replaced.ranks));
     await deleteIds(driver, c, EXECUTION_SOURCES, among(b.replaced.sources));
     await deleteIds(driver, c, PRODUCT_CARDS, among(b.replaced.cards));
   }
-  await c.load(PROMPT_EXECUTIONS, b.executions, 'insert');
+  await updateKeepingTimes(driver, c, b.executions, timesKept);
+  await c.load(
+    PROMPT_EXECUTIONS,
+    timesKept.size ? b.executions.filter((e) => !timesKept.has(e.prompt_task_id)) : b.executions,
+    'insert',
+  );
   await c.load(EXECUTION_SCREENSHOTS, b.screenshots, 'insert');
   await c.load(EXECUTION_PRODUCTS, b.products, 'insert');
   await c.load(EXECUTION_RANKS, b.ranks, 'insert');
@@ -92,8 +105,37 @@ const fastPath: Merge = async (driver, c, b) => {
   await c.load(PRODUCT_CARDS, b.cards, 'insert');
 };
 
+/**
+ * Updates, by key, the stored executions among `ids` with every column but created_at/updated_at
+ * (their times could not be read this time: the stored ones stay). Returns the ids it updated.
+ */
+async function updateKeepingTimes(
+  driver: Driver,
+  c: Connection,
+  executions: readonly PromptExecutionRow[],
+  ids: ReadonlySet<number>,
+): Promise<Set<number>> {
+  const updated = new Set<number>();
+  if (ids.size === 0) return updated;
+  const sql = updateByKeySql(driver, PROMPT_EXECUTIONS_BUT_TIMES);
+  for (const e of executions) {
+    if (!ids.has(e.prompt_task_id) || updated.has(e.prompt_task_id)) continue;
+    const n = await c.execute(sql, valuesParams(PROMPT_EXECUTIONS_BUT_TIMES, [e]));
+    if (n > 0) updated.add(e.prompt_task_id);
+  }
+  return updated;
+}
+
 const safePath: Merge = async (driver, c, b) => {
-  await c.load(PROMPT_EXECUTIONS, b.executions, 'upsert');
+  // Executions whose times were not read: updated in place when stored (an update that finds
+  // no row means nothing was stored, so there is nothing to keep and the row is upserted).
+  const kept = new Set(b.timesKept);
+  const updated = await updateKeepingTimes(driver, c, b.executions, kept);
+  await c.load(
+    PROMPT_EXECUTIONS,
+    b.executions.filter((e) => !updated.has(e.prompt_task_id)),
+    'upsert',
+  );
   await c.load(EXECUTION_SCREENSHOTS, b.screenshots, 'upsert');
   await c.load(EXECUTION_PRODUCTS, b.products, 'upsert');
   await deleteIds(driver, c, EXECUTION_RANKS, b.replaced.ranks);
