@@ -157,13 +157,30 @@ export function backfillCommand(): Command {
       false,
     )
     .option('--wait', 'with --distributed: follow the jobs until all finished, then print the summary', false)
+    .option(
+      '--retry-failed',
+      'with --distributed: queue again the jobs of this backfill that failed for good or were cancelled',
+      false,
+    )
     .action(
-      action(async (opts: SyncOpts & { from: string; to: string; distributed?: boolean; wait?: boolean }) => {
-        if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
-        if (opts.wait && !opts.distributed) throw new UsageError('--wait goes with --distributed');
-        if (opts.distributed && !opts.dryRun)
-          return runDistributedBackfill(daysBetween(opts.from, opts.to), opts);
-        return runDates('backfill', daysBetween(opts.from, opts.to), opts);
-      }),
+      action(
+        async (
+          opts: SyncOpts & {
+            from: string;
+            to: string;
+            distributed?: boolean;
+            wait?: boolean;
+            retryFailed?: boolean;
+          },
+        ) => {
+          if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
+          if (opts.wait && !opts.distributed) throw new UsageError('--wait goes with --distributed');
+          if (opts.retryFailed && !opts.distributed)
+            throw new UsageError('--retry-failed goes with --distributed');
+          if (opts.distributed && !opts.dryRun)
+            return runDistributedBackfill(daysBetween(opts.from, opts.to), opts);
+          return runDates('backfill', daysBetween(opts.from, opts.to), opts);
+        },
+      ),
     );
 }

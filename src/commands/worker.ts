@@ -25,10 +25,12 @@ export interface DistributedBackfillOpts extends CommonOpts {
   customer?: number[];
   force?: boolean;
   wait?: boolean;
+  /** Queue again this backfill's jobs that failed for good or were cancelled. */
+  retryFailed?: boolean;
   progress?: boolean;
 }
 
-/** `backfill --distributed [--wait]`. */
+/** `backfill --distributed [--retry-failed] [--wait]`. */
 export async function runDistributedBackfill(
   dates: string[],
   opts: DistributedBackfillOpts,
@@ -64,14 +66,21 @@ export async function runDistributedBackfill(
             config,
             logger,
           },
-          { dates, customers: config.customers, force: Boolean(opts.force) },
+          {
+            dates,
+            customers: config.customers,
+            force: Boolean(opts.force),
+            retryFailed: Boolean(opts.retryFailed),
+          },
         );
       } finally {
         await boss.stop({ graceful: false, wait: true });
       }
       process.stdout.write(
         `backfill ${result.backfill}: queued ${result.queued} job(s) (${result.units} units to run, ` +
-          `${result.skipped} already finished, ${result.jobs - result.queued} already queued before); ` +
+          `${result.skipped} already finished, ${result.jobs - result.queued} already queued before)` +
+          (opts.retryFailed ? `; queued again ${result.requeued} failed or cancelled job(s)` : '') +
+          '; ' +
           'start workers with `geo-sync worker`\n',
       );
       if (!opts.wait) return EXIT.success;

@@ -24,12 +24,20 @@ export interface EnqueueOptions {
   dates: readonly string[];
   customers: readonly number[];
   force: boolean;
+  /**
+   * Queue again the jobs of this backfill that failed for good or were cancelled (the units the
+   * plan still needs: a unit finished since is not planned, so not retried). Not part of the
+   * backfill's identity: the same backfill, its failures given another attempt.
+   */
+  retryFailed?: boolean;
 }
 
 export interface EnqueueResult {
   backfill: string;
   /** Jobs this call added (0 when the same backfill was enqueued before). */
   queued: number;
+  /** Failed or cancelled jobs this call queued again (`retryFailed`), else 0. */
+  requeued: number;
   /** Jobs of the backfill (units + the account job). */
   jobs: number;
   units: number;
@@ -153,14 +161,21 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
     const before = await count();
     for (let i = 0; i < jobs.length; i += 1000) await deps.boss.insert(jobs.slice(i, i + 1000));
     const queued = (await count()) - before;
+    const requeued = opts.retryFailed
+      ? await requeueFailed(
+          deps,
+          jobs.map((j) => j.id!),
+        )
+      : 0;
     logger.info(
-      { queued, jobs: jobs.length, units: plan.units.length, skipped: plan.skipped.length },
+      { queued, requeued, jobs: jobs.length, units: plan.units.length, skipped: plan.skipped.length },
       'enqueued',
     );
     await warehouse.updateRun(runRow('success', null, true));
     return {
       backfill,
       queued,
+      requeued,
       jobs: jobs.length,
       units: plan.units.length,
       skipped: plan.skipped.length,
@@ -171,4 +186,21 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
     await warehouse.updateRun(runRow('failed', message, true)).catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * The jobs among `ids` that failed for good or were cancelled, queued again through pg-boss's own
+ * calls (retry: failed -> retry with one more attempt allowed; resume: cancelled -> created).
+ * Returns how many there were.
+ */
+async function requeueFailed(deps: EnqueueDeps, ids: readonly string[]): Promise<number> {
+  const r = await deps.db.query<{ state: string; n: string }>(
+    `SELECT state::text AS state, count(*) AS n FROM ${QUEUE_SCHEMA}.job
+     WHERE name = $1 AND id = ANY($2::uuid[]) AND state IN ('failed', 'cancelled') GROUP BY state`,
+    [QUEUE_NAME, ids],
+  );
+  const n = (state: string) => Number(r.rows.find((x) => x.state === state)?.n ?? 0);
+  if (n('failed') > 0) await deps.boss.retry(QUEUE_NAME, [...ids]);
+  if (n('cancelled') > 0) await deps.boss.resume(QUEUE_NAME, [...ids]);
+  return n('failed') + n('cancelled');
 }

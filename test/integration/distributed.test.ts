@@ -226,6 +226,38 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     expect(text.stdout).toMatch(
       /distributed backfills:\nbackfill \S+ \S+: \d+ jobs done, [1-9]\d* failed, 0 queued/,
     );
+
+    // The cause is gone: --retry-failed queues the failed jobs again, a worker runs them, and the
+    // same backfill now ends done (re-running without the flag only reported the failure above).
+    const same = [
+      'backfill',
+      '--from',
+      dates[0]!,
+      '--to',
+      dates[0]!,
+      '--customer',
+      customer,
+      '--distributed',
+    ];
+    const again = await runCli([...same, '--retry-failed'], e);
+    expect(again.code, again.stderr.slice(-2000)).toBe(0);
+    expect(again.stdout).toMatch(/queued 0 job\(s\) .*; queued again [1-9]\d* failed or cancelled job\(s\)/);
+    const w2 = await runCli(['worker', '--exit-when-idle'], e);
+    expect(w2.code, w2.stderr.slice(-2000)).toBe(0);
+    const after = await runCli([...same, '--wait', '--no-progress'], e);
+    expect(after.code, after.stdout + after.stderr.slice(-2000)).toBe(0);
+    expect(after.stdout).toMatch(/units: \d+ done, 0 failed/);
+    const twice = await runCli([...same, '--retry-failed'], e);
+    expect(twice.stdout).toMatch(/queued again 0 failed or cancelled job\(s\)/);
+  });
+
+  it('--retry-failed goes with --distributed', async () => {
+    const r = await runCli(
+      ['backfill', '--from', dates[0]!, '--to', dates[0]!, '--retry-failed'],
+      env('postgres://unused'),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--retry-failed goes with --distributed');
   });
 
   it('SIGTERM: the worker takes no new job, hands its unfinished ones back without a checkpoint, exits 0', async () => {
