@@ -77,6 +77,7 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
   deps.bindRejectSink((r) => ctx.reject(r));
   const dates = `${opts.dates[0]}..${opts.dates[opts.dates.length - 1]}`;
   const args: Json = { backfill, phase: 'enqueue', dates, customers: [...opts.customers], force: opts.force };
+  let unreadable: Json = null;
   const runRow = (status: SyncRunRow['status'], error: string | null, finished: boolean): SyncRunRow => {
     const a = deps.apiStats();
     return {
@@ -95,11 +96,13 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
       units_done: 0,
       units_failed: 0,
       error,
+      unreadable,
     };
   };
   await warehouse.insertRun(runRow('running', null, false));
   try {
     const scope = await resolveScope(deps.api, opts.customers);
+    unreadable = scope.unreadable as Json;
     await warehouse.upsertMonitoringTasks(scope.monitoringTasks.map(toMonitoringTaskRow));
     await warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow));
     ctx.addRows('monitoring_tasks', scope.monitoringTasks.length);

@@ -202,6 +202,8 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         units_done: c.unitsDone,
         units_failed: c.unitsFailed,
         error,
+        // A job reads one unit (or the account data): the scope was resolved at enqueue.
+        unreadable: null,
       };
     };
     log.info({ ...(isAccountJob(data) ? { account: true } : data) }, 'job started');

@@ -384,6 +384,7 @@ export const SYNC_RUNS = defineTable<SyncRunRow>(
     units_done: 'integer',
     units_failed: 'integer',
     error: 'text?',
+    unreadable: 'json?',
   },
   { synced: false },
 );

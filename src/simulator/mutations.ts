@@ -24,6 +24,8 @@ export class Overlay {
   readonly corruptChildren = new Map<number, Set<CorruptibleChild>>();
   /** prompt_task_id -> children whose endpoints answer 404 although the execution is listed. */
   readonly hiddenChildren = new Map<number, Set<ExecutionChild>>();
+  /** Monitoring tasks still listed whose project/tasks answers 404 (deleted between list and read). */
+  readonly hiddenMonitoringTasks = new Set<number>();
   /** (ordinal, day) -> k that moves to the head of its list once a task/results page is served. */
   readonly headArmed = new Map<number, number>();
   /** (ordinal, day) -> k listed first (moved there between two pages). */
@@ -39,6 +41,7 @@ export class Overlay {
     this.deletedByTaskDay.clear();
     this.corruptChildren.clear();
     this.hiddenChildren.clear();
+    this.hiddenMonitoringTasks.clear();
     this.headArmed.clear();
     this.headMoved.clear();
   }

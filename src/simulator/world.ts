@@ -85,6 +85,11 @@ export interface WorldMutations {
    */
   hideChild(promptTaskId: number, child: ExecutionChild): void;
   /**
+   * The monitoring task stays listed (customer/projects, legacy project/list) but its
+   * project/tasks answers 404, as for one deleted between the listing and the read.
+   */
+  hideMonitoringTask(projectId: number): void;
+  /**
    * Offset paging under a changing list: once the next task/results page of the execution's unit
    * has been served, the execution moves to the head of the unit's list (task/results,
    * task/prompts, legacy task/list), as if it were inserted there between two pages.
@@ -181,6 +186,10 @@ export class SimWorld implements World {
       hideChild: (id, child) => {
         this.mustResolve(id);
         this.overlay.addChild(this.overlay.hiddenChildren, id, child);
+      },
+      hideMonitoringTask: (projectId) => {
+        if (!this.catalog.monitoringTask(projectId)) throw new Error(`no monitoring task ${projectId}`);
+        this.overlay.hiddenMonitoringTasks.add(projectId);
       },
       moveToHeadBetweenPages: (id) => {
         const ref = this.mustResolve(id);
@@ -443,6 +452,11 @@ export class SimWorld implements World {
       this.overlay.corruptChildren.size > 0 &&
       Boolean(this.overlay.corruptChildren.get(promptTaskId)?.has(child))
     );
+  }
+
+  /** hideMonitoringTask: whether project/tasks answers 404 for this listed monitoring task. */
+  isMonitoringTaskHidden(projectId: number): boolean {
+    return this.overlay.hiddenMonitoringTasks.has(projectId);
   }
 
   /** hideChild: whether this child's endpoints answer 404 for a listed execution. */

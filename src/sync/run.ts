@@ -178,6 +178,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       units_done: c.unitsDone,
       units_failed: c.unitsFailed,
       error: null,
+      unreadable: scope ? (scope.unreadable as Json) : null,
     };
   };
   await deps.warehouse.insertRun(runRow());

@@ -234,6 +234,11 @@ export interface SyncRunRow {
   units_done: number;
   units_failed: number;
   error: string | null;
+  /**
+   * Monitoring tasks the key may not read (`[{ project_id, reason }]`), as the run's scope found
+   * them; null when the run resolved no scope (a distributed job) or has not yet.
+   */
+  unreadable: Json;
 }
 
 /** A finished unit of work: one platform task on one day. */

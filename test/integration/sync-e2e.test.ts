@@ -210,5 +210,31 @@ for (const target of warehouseTargets('sync-e2e')) {
         sim.world.mutations.reset();
       }
     });
+
+    it('a monitoring task listed but gone on read is recorded in the run log as unreadable', async () => {
+      const gone = sim.world.readableMonitoringTaskDefs()[0]!.project_id;
+      sim.world.mutations.hideMonitoringTask(gone);
+      try {
+        const summary = await syncOnce({ baseUrl: sim.url, target: url, dates: [day], force: true });
+        expect(summary.scope.unreadable.map((u) => u.project_id)).toEqual([gone]);
+        const [run] = await q('SELECT unreadable FROM geo.sync_runs WHERE run_id = $1', [summary.runId]);
+        const stored = (
+          typeof run!.unreadable === 'string' ? JSON.parse(run!.unreadable) : run!.unreadable
+        ) as {
+          project_id: number;
+          reason: string;
+        }[];
+        expect(stored.map((u) => u.project_id)).toEqual([gone]);
+        expect(stored[0]!.reason).toMatch(/not found \(404\): GET \/api\/v2\/geo\/project\/tasks/);
+      } finally {
+        sim.world.mutations.reset();
+      }
+      // A run that could read everything stores an empty list: nothing was left out.
+      const clean = await syncOnce({ baseUrl: sim.url, target: url, dates: [day] });
+      const [run] = await q('SELECT CAST(unreadable AS VARCHAR) AS u FROM geo.sync_runs WHERE run_id = $1', [
+        clean.runId,
+      ]);
+      expect(run!.u).toBe('[]');
+    });
   });
 }

@@ -116,8 +116,16 @@ describe('DuckDB file', () => {
         );
       });
     const results = await Promise.all([run(), run()]);
-    expect(results.flatMap((r) => r.applied)).toEqual(['001_init', '002_unit_failures']);
-    expect(results.flatMap((r) => r.alreadyApplied)).toEqual(['001_init', '002_unit_failures']);
+    expect(results.flatMap((r) => r.applied)).toEqual([
+      '001_init',
+      '002_unit_failures',
+      '003_run_unreadable',
+    ]);
+    expect(results.flatMap((r) => r.alreadyApplied)).toEqual([
+      '001_init',
+      '002_unit_failures',
+      '003_run_unreadable',
+    ]);
   });
 
   it('Warehouses of one process share the file; the last close releases it', async () => {

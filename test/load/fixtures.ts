@@ -146,6 +146,7 @@ export function syncRun(runId: string, o: Partial<SyncRunRow> = {}): SyncRunRow 
     units_done: 0,
     units_failed: 0,
     error: null,
+    unreadable: null,
     ...o,
   };
 }

@@ -43,7 +43,7 @@ const GEO_TABLES = [
   'sync_unit_failures',
 ];
 
-const MIGRATIONS = ['001_init', '002_unit_failures'];
+const MIGRATIONS = ['001_init', '002_unit_failures', '003_run_unreadable'];
 
 for (const dialect of DIALECTS) {
   describe.skipIf(dialect === 'postgres' && !pgUp)(dialect, () => {
@@ -98,6 +98,7 @@ for (const dialect of DIALECTS) {
           expect(ledger).toEqual([
             { version: '001', name: 'init' },
             { version: '002', name: 'unit_failures' },
+            { version: '003', name: 'run_unreadable' },
           ]);
         } finally {
           await fresh.close();

@@ -56,7 +56,12 @@ export function projectTasks(ctx: Ctx): Reply {
   const projectId = ctx.query.int('project_id', { required: true, min: 0 });
   const customerId = ctx.query.int('customer_id', { min: 0 });
   const mt = ctx.world.catalog.monitoringTask(projectId);
-  if (!mt || !mt.readable || (customerId !== undefined && mt.customer_id !== customerId))
+  if (
+    !mt ||
+    !mt.readable ||
+    ctx.world.isMonitoringTaskHidden(projectId) ||
+    (customerId !== undefined && mt.customer_id !== customerId)
+  )
     return fail(404, 'Monitoring task not found.');
   return ok(ctx.world.catalog.platformTasksOf(mt.project_id).map((p) => ctx.world.platformTaskView(p)));
 }
