@@ -212,7 +212,7 @@ for (const target of warehouseTargets('sync-e2e')) {
     });
 
     it('a monitoring task listed but gone on read is recorded in the run log as unreadable', async () => {
-      const gone = sim.world.readableMonitoringTaskDefs()[0]!.project_id;
+      const gone = sim.world.allPlatformTasks()[0]!.project_id;
       sim.world.mutations.hideMonitoringTask(gone);
       try {
         const summary = await syncOnce({ baseUrl: sim.url, target: url, dates: [day], force: true });
