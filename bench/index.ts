@@ -343,6 +343,12 @@ async function ownCost(
       const vf = best(r.validates);
       const validationFloor = vf.wallMs / b.wallMs;
       results[`own_cost_validation_floor_ratio_${dialect}`] = validationFloor;
+      // Steadier than wall time on a shared machine: the pipeline's JS-thread CPU against the bare
+      // loop's whole process CPU, the least of the runs on each side (information, not the target).
+      const jsCpu = Math.min(...r.pipelines.map((q) => q.mainThreadCpuSeconds ?? Number.NaN));
+      const bareCpu = Math.min(...r.bares.map((q) => q.cpuSeconds));
+      const cpuRatio = Number.isFinite(jsCpu) ? jsCpu / bareCpu : null;
+      results[`own_cost_cpu_ratio_${dialect}`] = cpuRatio;
       const executions = executionsOf(p);
       own[dialect] = {
         ratio: x,
@@ -363,6 +369,9 @@ async function ownCost(
         bare_validate_best: bareFigures(vf),
         bare_validate_runs_s: r.validates.map((q) => q.wallMs / 1000),
         pipeline_over_validation_floor: p.wallMs / vf.wallMs,
+        cpu_ratio: cpuRatio,
+        cpu_ratio_note:
+          "least JS-thread CPU of the pipeline runs against the least process CPU of the bare loop's",
         enrichments: 'product defaults (all on)',
         concurrency: C,
         target: TARGET.ownCost,
@@ -384,6 +393,15 @@ async function ownCost(
         figure: `${seconds(run.wallMs)} ${what}`,
         baseline: `${seconds(b.wallMs)} bare undici`,
         ratio: ratio(x),
+        target: 'info',
+        met: 'n/a',
+      });
+      rows.push({
+        scenario: `2 own cost, CPU (${label})`,
+        size: 'JS-thread CPU of the pipeline against the bare loop process CPU',
+        figure: Number.isFinite(jsCpu) ? `${jsCpu.toFixed(2)} s JS thread` : 'n/a (not Linux)',
+        baseline: `${bareCpu.toFixed(2)} s bare CPU`,
+        ratio: ratio(cpuRatio),
         target: 'info',
         met: 'n/a',
       });
