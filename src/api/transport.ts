@@ -56,8 +56,8 @@ export class Transport {
   readonly #ownsDispatcher: boolean;
   /**
    * Attempts in flight per stop signal, so one listener per signal ends them all, instead of a
-   * listener added and removed for every request (measured: an AbortController, a listener and
-   * undici's stream per response were a tenth of a sync's own CPU at latency 0).
+   * listener added and removed for every request (profiled at latency 0: 8% of a sync's own CPU
+   * ran under undici's request API, its per-response Readable stream and the AbortController).
    */
   readonly #inflight = new WeakMap<AbortSignal, Set<ResponseCollector>>();
 

@@ -8,7 +8,8 @@
  * bulk-loaded as plain inserts (COPY, Appender). A first sync deletes nothing and writes each
  * row once. On-conflict upserts cost several times a plain insert (PostgreSQL: staging + ON
  * CONFLICT wrote about 27k rows/s, this path about twice that; DuckDB: 28 ms against 6 ms for
- * 2,000 sources).
+ * 2,000 sources). A stored execution whose times could not be read this time (kept `times`) is
+ * the exception: updated in place, every column but created_at/updated_at, on either path.
  *
  * Safe path: after those deletes no key can exist, unless upstream moved a source_id to another
  * execution, or a child row was stored without its execution. Then an insert meets an existing
