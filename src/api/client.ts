@@ -143,56 +143,38 @@ export const MAX_PAGE_SIZE = {
 const PageEnvelope = envelope(PageObject);
 const ListEnvelope = envelope(PageObject.shape.data);
 
-/** Decoders of every response shape, their schemas built once. */
+/** Decoders of the answers of the calls that are not plain GETs, their schemas built once. */
 const DECODE = {
   login: single(LoginData),
-  user: single(User),
   diagnosis: single(SiteDiagnosis),
-  platformTask: single(PlatformTask),
-  platformTasks: listOf(PlatformTask),
-  execution: single(PromptExecution),
-  executions: listOf(PromptExecution),
-  promptResult: single(PromptResult),
-  screenshot: single(Screenshot),
-  monitoringTaskPage: pageOf(MonitoringTask),
-  resultPage: pageOf(PromptResultItem),
-  sourcePage: pageOf(Source),
   legacyCreated: single(LegacyCreated),
-  legacyProjectPage: pageOf(LegacyMonitoringTask),
-  legacyProjectDetail: single(LegacyMonitoringTaskDetail),
-  legacyDailyItems: listOf(LegacyDailyItem),
-  legacyTaskDetail: single(LegacyTaskDetail),
-  legacyResult: single(LegacyResult),
-  legacyScreenshot: single(LegacyScreenshot),
-  balance: single(Balance),
-  deductionPage: pageOf(Deduction),
 };
 
 /**
- * The decoder of every GET endpoint's answer, by endpoint: the client's methods take theirs from
- * here (so no method can decode with another), and the bench's validation floor replays the same
- * decoders on the same answers.
+ * The decoder of every GET endpoint's answer, by endpoint, its schemas built once: the client's
+ * methods take theirs from here (so no method can decode with another), and the bench's
+ * validation floor replays the same decoders on the same answers.
  */
 export const GET_DECODERS = {
-  user: DECODE.user,
+  user: single(User),
   getSiteDiagnosis: DECODE.diagnosis,
-  projectTasks: DECODE.platformTasks,
-  taskInfo: DECODE.platformTask,
-  taskPrompts: DECODE.executions,
-  promptDetail: DECODE.execution,
-  promptResult: DECODE.promptResult,
-  promptScreenshot: DECODE.screenshot,
-  legacyProjectDetail: DECODE.legacyProjectDetail,
-  legacyTaskList: DECODE.legacyDailyItems,
-  legacyTaskDetail: DECODE.legacyTaskDetail,
-  legacyTaskResult: DECODE.legacyResult,
-  legacyTaskScreenshot: DECODE.legacyScreenshot,
-  balance: DECODE.balance,
-  customerProjects: DECODE.monitoringTaskPage,
-  taskResults: DECODE.resultPage,
-  promptSearches: DECODE.sourcePage,
-  legacyProjectList: DECODE.legacyProjectPage,
-  deductionDetails: DECODE.deductionPage,
+  projectTasks: listOf(PlatformTask),
+  taskInfo: single(PlatformTask),
+  taskPrompts: listOf(PromptExecution),
+  promptDetail: single(PromptExecution),
+  promptResult: single(PromptResult),
+  promptScreenshot: single(Screenshot),
+  legacyProjectDetail: single(LegacyMonitoringTaskDetail),
+  legacyTaskList: listOf(LegacyDailyItem),
+  legacyTaskDetail: single(LegacyTaskDetail),
+  legacyTaskResult: single(LegacyResult),
+  legacyTaskScreenshot: single(LegacyScreenshot),
+  balance: single(Balance),
+  customerProjects: pageOf(MonitoringTask),
+  taskResults: pageOf(PromptResultItem),
+  promptSearches: pageOf(Source),
+  legacyProjectList: pageOf(LegacyMonitoringTask),
+  deductionDetails: pageOf(Deduction),
   promptProducts: productsPage,
   legacyTaskSearches: legacySearchesPage,
 } satisfies Partial<Record<EndpointName, (body: unknown, ctx: DecodeContext) => unknown>>;
