@@ -200,15 +200,11 @@ export class RequestQueue {
       // Not async: when the gate is open (the usual case) the task starts in this very tick and
       // its own promise is returned, without two more promises and their microtasks per request.
       () => {
-        const wait = this.#awaitStartSlot(opts.signal);
-        if (wait === undefined) {
+        const start = () => {
           this.#counters.started++;
           return task();
-        }
-        return wait.then(() => {
-          this.#counters.started++;
-          return task();
-        });
+        };
+        return this.#tryStart(Date.now()) ? start() : this.#waitForStartSlot(opts.signal).then(start);
       },
       { priority: opts.priority ?? 0, ...(opts.signal ? { signal: opts.signal } : {}) },
     );
@@ -287,15 +283,11 @@ export class RequestQueue {
   }
 
   /**
-   * Records a start at once and returns undefined when the queue is not paused and the effective
-   * (AIMD) rate allows one more start in the sliding window; otherwise a promise that waits for
-   * that moment and records the start then. The check and the record are synchronous, so tasks
-   * waiting here concurrently can never overshoot the count.
+   * Waits until the queue is not paused and the effective (AIMD) rate allows one more start in the
+   * sliding window, then records the start (`#tryStart`, which `run` calls first and alone when
+   * the gate is open). The check and the record are synchronous, so tasks waiting here
+   * concurrently can never overshoot the count.
    */
-  #awaitStartSlot(signal: AbortSignal | undefined): Promise<void> | undefined {
-    return this.#tryStart(Date.now()) ? undefined : this.#waitForStartSlot(signal);
-  }
-
   async #waitForStartSlot(signal: AbortSignal | undefined): Promise<void> {
     for (;;) {
       const now = Date.now();
