@@ -1,7 +1,6 @@
 /** What every command shares: global options, config loading, errors to exit codes. */
 import { setMaxListeners } from 'node:events';
-import type { Command } from 'commander';
-import { InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from 'pino';
 import { InterruptedError, isInterruption } from '../abort.ts';
 import { isCalendarDay } from '../api/schemas/common.ts';
@@ -95,7 +94,7 @@ export function loggerFor(config: Config): Logger {
 }
 
 /** Turns any error into one clear message and the exit code that tells its kind. */
-export function exitOnError(e: unknown): never {
+export function exitOnError(e: unknown, command?: Command): never {
   if (isInterruption(e)) {
     // Stopped on purpose (SIGINT/SIGTERM): whatever was waiting ended with the signal's reason.
     process.stderr.write(`${e instanceof Error ? e.message : 'interrupted'}\n`);
@@ -116,7 +115,11 @@ export function exitOnError(e: unknown): never {
   if (e instanceof WarehouseLockedError) {
     // A DuckDB file is open in another process: the same situation as a held lock.
     process.stderr.write(
-      `another process has the warehouse open${e.holder ? `: ${e.holder}` : ''} (use --wait-for-lock to wait)\n`,
+      `another process has the warehouse open${e.holder ? `: ${e.holder}` : ''} ` +
+        // Only sync and backfill can wait; export, report, state... are simply run again later.
+        (command?.options.some((o) => o.long === '--wait-for-lock')
+          ? '(use --wait-for-lock to wait)\n'
+          : '(run it again once that process is done)\n'),
     );
     process.exit(EXIT.locked);
   }
@@ -132,7 +135,9 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<number |
       const code = await fn(...args);
       process.exitCode = code ?? 0;
     } catch (e) {
-      exitOnError(e);
+      // commander hands the command itself to an action as its last argument.
+      const command = args.at(-1);
+      exitOnError(e, command instanceof Command ? command : undefined);
     }
   };
 }

@@ -212,31 +212,47 @@ for (const target of warehouseTargets('export')) {
 }
 
 describe('export while another process has the DuckDB file open for writing', () => {
-  it('exits 4 (locked), naming the holder, like sync does', { timeout: 30_000 }, async () => {
-    const db = createTempDuckDB('export-locked');
-    const out = mkdtempSync(join(tmpdir(), 'geo-export-locked-'));
-    // A writer (a sync, a BI tool) holds the file: DuckDB allows one writer per file.
-    const script = `
+  it(
+    'exits 4 (locked), naming the holder, like sync does (which alone can wait for it)',
+    { timeout: 30_000 },
+    async () => {
+      const db = createTempDuckDB('export-locked');
+      const out = mkdtempSync(join(tmpdir(), 'geo-export-locked-'));
+      // A writer (a sync, a BI tool) holds the file: DuckDB allows one writer per file.
+      const script = `
       import { DuckDBInstance } from '@duckdb/node-api';
       const db = await DuckDBInstance.create(process.argv[1]);
       const c = await db.connect();
       await c.run('CREATE TABLE t (a INTEGER)');
       process.stdout.write('held\\n');
       setTimeout(() => process.exit(0), 60000);`;
-    const holder = spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    try {
-      await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
-      const r = await runCli(['export', '--format', 'csv', '--out', out], { GEO_WAREHOUSE: db.target });
-      expect(r.code, r.stderr).toBe(4);
-      expect(r.stderr).toMatch(new RegExp(`another process has the warehouse open: process ${holder.pid}`));
-    } finally {
-      holder.kill('SIGKILL');
-      rmSync(out, { recursive: true, force: true });
-      db.remove();
-    }
-  });
+      const holder = spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      try {
+        await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
+        // sync can wait for the file, so it says how (one retry of 0 s: it does not wait here).
+        const sync = await runCli(['sync', '--wait-for-lock', '0', '--no-progress'], {
+          GEO_WAREHOUSE: db.target,
+          GEO_BASE_URL: 'http://127.0.0.1:9',
+          GEO_API_KEY: 'k',
+        });
+        expect(sync.code, sync.stderr).toBe(4);
+        expect(sync.stderr).toContain('(use --wait-for-lock to wait)');
+
+        const r = await runCli(['export', '--format', 'csv', '--out', out], { GEO_WAREHOUSE: db.target });
+        expect(r.code, r.stderr).toBe(4);
+        expect(r.stderr).toMatch(new RegExp(`another process has the warehouse open: process ${holder.pid}`));
+        // export has no --wait-for-lock to suggest.
+        expect(r.stderr).not.toContain('--wait-for-lock');
+        expect(r.stderr).toContain('run it again once that process is done');
+      } finally {
+        holder.kill('SIGKILL');
+        rmSync(out, { recursive: true, force: true });
+        db.remove();
+      }
+    },
+  );
 });
 
 describe('export flags', () => {
