@@ -554,6 +554,19 @@ async function load(
 
 // ---- 4. memory --------------------------------------------------------------------------------
 
+/**
+ * `rss 482 = largest anonymous mapping 150 (of 190 mapped) + other anonymous 160 (holding the V8
+ * heap, heapTotal 126) + glibc [heap] 25 + ...`, from bench/rss-reporter.mjs's split.
+ */
+function residentSplit(m: Record<string, number>): string {
+  const f = (k: string) => (m[k] ?? 0).toFixed(0);
+  return (
+    `rss ${f('rss')} = largest anonymous mapping ${f('anonLargest')} (of ${f('anonLargestSize')} mapped) ` +
+    `+ other anonymous ${f('anonOther')} (holding the V8 heap, heapTotal ${f('v8HeapTotal')}) ` +
+    `+ glibc [heap] ${f('glibcHeap')} + node ${f('node')} + libduckdb ${f('libduckdb')} + other files ${f('otherFiles')}`
+  );
+}
+
 async function memory(
   rows: TableRow[],
   results: Record<string, unknown>,
@@ -589,7 +602,8 @@ async function memory(
         );
         runs.push(run);
         log(
-          `  exit ${run.exitCode ?? run.signal}${run.timedOut ? ' (timed out)' : ''} in ${seconds(run.wallMs)}; peak RSS ${run.rssMb?.toFixed(1) ?? '?'} MB; ${run.requests ?? '?'} requests`,
+          `  exit ${run.exitCode ?? run.signal}${run.timedOut ? ' (timed out)' : ''} in ${seconds(run.wallMs)}; peak RSS ${run.rssMb?.toFixed(1) ?? '?'} MB; ${run.requests ?? '?'} requests` +
+            (run.atPeakMb ? `; resident MB at the sampled peak: ${residentSplit(run.atPeakMb)}` : ''),
         );
         if (run.exitCode !== 0) log(`  sync failed:\n${run.stdoutTail}\n${run.stderrTail}`);
       } finally {
@@ -612,6 +626,7 @@ async function memory(
       wall_s: r.wallMs / 1000,
       peak_rss_mb: r.rssMb,
       sampled_peak_mb: r.sampledPeakMb,
+      resident_at_peak_mb: r.atPeakMb,
       requests: r.requests,
       rows: r.rows,
       ...(r.exitCode !== 0 ? { stdout_tail: r.stdoutTail, stderr_tail: r.stderrTail } : {}),

@@ -22,6 +22,12 @@ export interface MemoryRun {
   rssMb: number | null;
   /** Peaks sampled every 250 ms (MB): rss, heapUsed, heapTotal, external, arrayBuffers, nonHeap. */
   sampledPeakMb: Record<string, number> | null;
+  /**
+   * Resident MB by kind of mapping at the highest RSS sampled (bench/rss-reporter.mjs): V8 heap,
+   * glibc's main heap, the largest anonymous mapping (DuckDB's allocator), other anonymous
+   * mappings, the binaries. Null off Linux.
+   */
+  atPeakMb: Record<string, number> | null;
   requests: number | null;
   /** Rows written per table, from the summary the CLI prints. */
   rows: Record<string, number>;
@@ -102,14 +108,17 @@ export async function runMemorySync(o: {
     const wallMs = performance.now() - t0;
     let rssMb: number | null = null;
     let sampledPeakMb: Record<string, number> | null = null;
+    let atPeakMb: Record<string, number> | null = null;
     try {
       const lines = readFileSync(rssFile, 'utf8').trim().split('\n');
       const last = JSON.parse(lines[lines.length - 1]!) as {
         maxRssKiB: number;
         sampledPeakMb?: Record<string, number>;
+        atPeakMb?: Record<string, number> | null;
       };
       rssMb = last.maxRssKiB / 1024;
       sampledPeakMb = last.sampledPeakMb ?? null;
+      atPeakMb = last.atPeakMb ?? null;
     } catch {
       rssMb = null;
     }
@@ -122,6 +131,7 @@ export async function runMemorySync(o: {
       wallMs,
       rssMb,
       sampledPeakMb,
+      atPeakMb,
       requests,
       rows,
       stdoutTail: stdout.slice(-2000),

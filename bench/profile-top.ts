@@ -46,9 +46,9 @@ export function areaOf(f: CallFrame): string {
   }
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1]!;
-  const src = /\/(src|bench|test)\/([^/]+)\//.exec(url);
+  const src = /\/(src|dist|bench|test)\/([^/]+)\//.exec(url);
   if (src) return `${src[1]}/${src[2]}`;
-  const top = /\/(src|bench)\/([^/]+)$/.exec(url);
+  const top = /\/(src|dist|bench)\/([^/]+)$/.exec(url);
   if (top) return `${top[1]}/${top[2]}`;
   if (url.startsWith('node:')) return 'node:internal';
   return url;
@@ -63,25 +63,50 @@ export interface SummaryOptions {
   depth?: number;
 }
 
-/** The nearest frame of geo-sync's own code (src/) on a sample's stack: who asked for that work. */
+/**
+ * The nearest frame of geo-sync's own code (src/, or its build dist/, which the bench runs) on a
+ * sample's stack: who asked for that work.
+ */
 function productFrame(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>): string {
   for (let n: number | undefined = id; n !== undefined; n = parent.get(n)) {
     const f = byId.get(n)!.callFrame;
-    if (/\/src\//.test(f.url) && !/\/node_modules\//.test(f.url)) return frameName(f);
+    if (/\/(src|dist)\//.test(f.url) && !/\/node_modules\//.test(f.url)) return frameName(f);
   }
   const f = byId.get(id)!.callFrame;
   return `(no src/ frame) ${areaOf(f)}`;
 }
 
+/**
+ * The nearest package (node_modules/<name>) or geo-sync module (src/, dist/) on a sample's stack
+ * above node's own frames: e.g. whether a socket write was undici's request or pg's COPY data.
+ */
+function ownerOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>): string {
+  for (let n = parent.get(id); n !== undefined; n = parent.get(n)) {
+    const url = byId.get(n)!.callFrame.url;
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+    if (pkg) return pkg[1]!;
+    const own = /\/(src|dist)\/(.+)$/.exec(url);
+    if (own) return `${own[1]}/${own[2]}`;
+  }
+  return '(no package on the stack)';
+}
+
 const frameName = (f: CallFrame): string => {
-  const short = f.url.replace(/^.*\/(node_modules|src|bench)\//, '$1/');
+  const short = f.url.replace(/^.*\/(node_modules|src|dist|bench)\//, '$1/');
   return `${f.functionName || '(anonymous)'} ${short}:${f.lineNumber + 1}`;
 };
 
 export function summarize(
   file: string,
   o: SummaryOptions = {},
-): { totalMs: number; functions: Share[]; areas: Share[]; callers: Share[]; product: Share[] } {
+): {
+  totalMs: number;
+  functions: Share[];
+  areas: Share[];
+  callers: Share[];
+  owners: Share[];
+  product: Share[];
+} {
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -100,6 +125,7 @@ export function summarize(
   const fns = new Map<string, number>();
   const areas = new Map<string, number>();
   const callers = new Map<string, number>();
+  const owners = new Map<string, number>();
   const product = new Map<string, number>();
   let total = 0;
   for (const [id, ms] of selfMs) {
@@ -119,6 +145,8 @@ export function summarize(
       }
       const k = chain.join(' < ');
       callers.set(k, (callers.get(k) ?? 0) + ms);
+      const owner = `${f.functionName} <- ${ownerOf(id, byId, parent)}`;
+      owners.set(owner, (owners.get(owner) ?? 0) + ms);
     }
   }
   const sorted = (m: Map<string, number>): Share[] =>
@@ -128,6 +156,7 @@ export function summarize(
     functions: sorted(fns),
     areas: sorted(areas),
     callers: sorted(callers),
+    owners: sorted(owners),
     product: sorted(product),
   };
 }
@@ -146,7 +175,12 @@ export function formatSummary(file: string, top = 25, o: SummaryOptions = {}): s
     `by the nearest geo-sync (src/) frame on the stack, i.e. including the library work it asked for:`,
     ...s.product.slice(0, top).map(line),
     ...(o.callersOf
-      ? [`callers of /${o.callersOf.source}/ (share of all samples):`, ...s.callers.slice(0, 15).map(line)]
+      ? [
+          `callers of /${o.callersOf.source}/ (share of all samples):`,
+          ...s.callers.slice(0, 15).map(line),
+          `the same, by the nearest package or geo-sync module on the stack (who asked for it):`,
+          ...s.owners.slice(0, 15).map(line),
+        ]
       : []),
   ].join('\n');
 }
