@@ -36,7 +36,8 @@ const C = 16;
 const EXTRACTION = { executionsPerDay: 2000, latencyMs: 50, jitterMs: 10, seed: 101 };
 /** Many small units: ~400 (platform task, day) units of 2-10 executions (mean 6), all enrichments on. */
 const SMALL_UNITS = { units: 400, meanExecutions: 6, latencyMs: 50, jitterMs: 10, seed: 104 };
-const OWN_COST = { executionsPerDay: 2000, seed: 202, pairs: 2 };
+// Three pairs: on this shared 2-core VM the best of two still moved by +-0.3 between runs of the bench.
+const OWN_COST = { executionsPerDay: 2000, seed: 202, pairs: 3 };
 const LOAD = { executions: 10_000, batchSize: 200, repeats: 2 };
 const MEMORY = { small: 10_000, large: 100_000, concurrency: 32, seed: 303, timeoutMs: 8 * 60_000 };
 
