@@ -603,7 +603,7 @@ async function memory(
         );
         runs.push(run);
         log(
-          `  exit ${run.exitCode ?? run.signal}${run.timedOut ? ' (timed out)' : ''} in ${seconds(run.wallMs)}; peak RSS ${run.rssMb?.toFixed(1) ?? '?'} MB; ${run.requests ?? '?'} requests` +
+          `  exit ${run.exitCode ?? run.signal}${run.timedOut ? ' (timed out)' : ''} in ${seconds(run.wallMs)} (CPU ${run.cpuSeconds?.toFixed(1) ?? '?'} s); peak RSS ${run.rssMb?.toFixed(1) ?? '?'} MB; ${run.requests ?? '?'} requests` +
             (run.atPeakMb ? `; resident MB at the sampled peak: ${residentSplit(run.atPeakMb)}` : ''),
         );
         if (run.exitCode !== 0) log(`  sync failed:\n${run.stdoutTail}\n${run.stderrTail}`);
@@ -628,6 +628,7 @@ async function memory(
       peak_rss_mb: r.rssMb,
       sampled_peak_mb: r.sampledPeakMb,
       resident_at_peak_mb: r.atPeakMb,
+      cpu_s: r.cpuSeconds,
       requests: r.requests,
       rows: r.rows,
       ...(r.exitCode !== 0 ? { stdout_tail: r.stdoutTail, stderr_tail: r.stderrTail } : {}),

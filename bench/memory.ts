@@ -28,6 +28,8 @@ export interface MemoryRun {
    * mappings, the binaries. Null off Linux.
    */
   atPeakMb: Record<string, number> | null;
+  /** CPU seconds of the sync process, all threads (user + system), or null. */
+  cpuSeconds: number | null;
   requests: number | null;
   /** Rows written per table, from the summary the CLI prints. */
   rows: Record<string, number>;
@@ -109,16 +111,19 @@ export async function runMemorySync(o: {
     let rssMb: number | null = null;
     let sampledPeakMb: Record<string, number> | null = null;
     let atPeakMb: Record<string, number> | null = null;
+    let cpuSeconds: number | null = null;
     try {
       const lines = readFileSync(rssFile, 'utf8').trim().split('\n');
       const last = JSON.parse(lines[lines.length - 1]!) as {
         maxRssKiB: number;
         sampledPeakMb?: Record<string, number>;
         atPeakMb?: Record<string, number> | null;
+        cpuSeconds?: number;
       };
       rssMb = last.maxRssKiB / 1024;
       sampledPeakMb = last.sampledPeakMb ?? null;
       atPeakMb = last.atPeakMb ?? null;
+      cpuSeconds = last.cpuSeconds ?? null;
     } catch {
       rssMb = null;
     }
@@ -132,6 +137,7 @@ export async function runMemorySync(o: {
       rssMb,
       sampledPeakMb,
       atPeakMb,
+      cpuSeconds,
       requests,
       rows,
       stdoutTail: stdout.slice(-2000),

@@ -84,11 +84,13 @@ if (file) {
   timer.unref();
   process.on('exit', (code) => {
     sample();
-    const { maxRSS } = process.resourceUsage();
+    const { maxRSS, userCPUTime, systemCPUTime } = process.resourceUsage();
     const line = {
       pid: process.pid,
       code,
       maxRssKiB: maxRSS,
+      // CPU seconds of the whole process (all threads), so a setting that saves memory shows its cost.
+      cpuSeconds: (userCPUTime + systemCPUTime) / 1e6,
       sampledPeakMb: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, round(v / MB)])),
       atPeakMb: atPeak,
     };
