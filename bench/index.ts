@@ -564,7 +564,7 @@ function residentSplit(m: Record<string, number>): string {
   return (
     `rss ${f('rss')} = largest anonymous mapping ${f('anonLargest')} (of ${f('anonLargestSize')} mapped) ` +
     `+ other anonymous ${f('anonOther')} (holding the V8 heap, heapTotal ${f('v8HeapTotal')}) ` +
-    `+ glibc [heap] ${f('glibcHeap')} + node ${f('node')} + libduckdb ${f('libduckdb')} + other files ${f('otherFiles')}`
+    `+ glibc [heap] ${f('glibcHeap')} + node ${f('node')} + libduckdb ${f('libduckdb')} + other named mappings ${f('otherNamed')}`
   );
 }
 

@@ -76,17 +76,17 @@ function productFrame(id: number, byId: Map<number, ProfileNode>, parent: Map<nu
   return `(no src/ frame) ${areaOf(f)}`;
 }
 
+/** Areas that only carry out work someone else asked for: skipped when looking for the owner. */
+const CARRIERS = new Set(['node:internal', '(native)', '(gc)', '(program)', '(idle)']);
+
 /**
- * The nearest package (node_modules/<name>) or geo-sync module (src/, dist/) on a sample's stack
- * above node's own frames: e.g. whether a socket write was undici's request or pg's COPY data.
+ * The area (areaOf: a package, or a folder of geo-sync's src/ or dist/) of the nearest frame above
+ * node's own on a sample's stack: e.g. whether a socket write was undici's request or pg's COPY.
  */
 function ownerOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>): string {
   for (let n = parent.get(id); n !== undefined; n = parent.get(n)) {
-    const url = byId.get(n)!.callFrame.url;
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-    if (pkg) return pkg[1]!;
-    const own = /\/(src|dist)\/(.+)$/.exec(url);
-    if (own) return `${own[1]}/${own[2]}`;
+    const area = areaOf(byId.get(n)!.callFrame);
+    if (!CARRIERS.has(area)) return area;
   }
   return '(no package on the stack)';
 }
@@ -178,7 +178,7 @@ export function formatSummary(file: string, top = 25, o: SummaryOptions = {}): s
       ? [
           `callers of /${o.callersOf.source}/ (share of all samples):`,
           ...s.callers.slice(0, 15).map(line),
-          `the same, by the nearest package or geo-sync module on the stack (who asked for it):`,
+          `the same, by the nearest package or geo-sync folder on the stack (who asked for it):`,
           ...s.owners.slice(0, 15).map(line),
         ]
       : []),

@@ -7,7 +7,8 @@
 // mapping (`atPeakMb`): the V8 heap (heapTotal), glibc's main heap ([heap]), the largest anonymous
 // mapping (in a DuckDB run, the extents of DuckDB's own allocator, jemalloc, which hold its buffer
 // pool: no such mapping exists in a PostgreSQL run), the other anonymous mappings (V8's pages,
-// glibc's per-thread arenas), and the binaries (node, libduckdb.so).
+// glibc's per-thread arenas), the binaries (node, libduckdb.so) and other named mappings (other
+// libraries, thread stacks).
 import { appendFileSync, readFileSync } from 'node:fs';
 import { setInterval } from 'node:timers';
 
@@ -29,7 +30,7 @@ function residentByMapping() {
     anonOther: 0,
     node: 0,
     libduckdb: 0,
-    otherFiles: 0,
+    otherNamed: 0,
   };
   let name = '';
   let size = 0;
@@ -52,7 +53,7 @@ function residentByMapping() {
       } else out.anonOther += mb;
     } else if (name.endsWith('/node')) out.node += mb;
     else if (name.includes('libduckdb')) out.libduckdb += mb;
-    else out.otherFiles += mb;
+    else out.otherNamed += mb;
   }
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, round(v)]));
 }
@@ -64,8 +65,9 @@ if (file) {
   let atPeakRss = 0;
   const sample = () => {
     const m = process.memoryUsage();
-    // A new peak by more than 2 MB: where the resident memory is (a few ms per read).
-    if (m.rss > atPeakRss + 2 * MB) {
+    // A new peak by more than 16 MB: where the resident memory is. Reading smaps takes a few ms of
+    // the measured process's own thread, so a run of ~500 MB pays for ~30 reads, not ~250.
+    if (m.rss > atPeakRss + 16 * MB) {
       const split = residentByMapping();
       if (split) {
         atPeakRss = m.rss;
@@ -89,7 +91,7 @@ if (file) {
       pid: process.pid,
       code,
       maxRssKiB: maxRSS,
-      // CPU seconds of the whole process (all threads), so a setting that saves memory shows its cost.
+      // CPU seconds of the whole process (all threads): what a setting that saves memory costs.
       cpuSeconds: (userCPUTime + systemCPUTime) / 1e6,
       sampledPeakMb: Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, round(v / MB)])),
       atPeakMb: atPeak,

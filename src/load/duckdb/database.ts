@@ -54,14 +54,15 @@ export const CATALOG = 'warehouse';
  * 64MB was tried and refused: DuckDB's CSV reader alone asks for a 30.5 MiB buffer per thread,
  * and the same limit serves `report` and ad hoc queries on the warehouse, which do not all spill.
  *
- * Measured again and kept (issue 10, later session; the bench's memory scenario, one run each,
- * peak RSS of the 10k / 100k day): the defaults 344 / 492 MB; checkpoint 16MB or 32MB 527 / 520 MB
- * at 100k (no gain: the peak is not the WAL); memory_limit 64MB 325 / 436 MB (1.34x, and the
- * refusal above stands); at 100k, DuckDB's allocator_flush_threshold 16MB with its background
- * thread 480 MB, threads 1 526 MB (both within the noise). At the 100k peak, /proc/self/smaps puts 156 MB in DuckDB's allocator
- * mapping (its pool, full, plus what it does not count), 128 MB in the V8 heap, ~90 MB in other
- * anonymous memory (glibc's per-thread arenas: MALLOC_ARENA_MAX=2 took 60 MB off, but only the
- * environment of a new process can set it) and 75 MB in the node and libduckdb binaries.
+ * Measured again and kept (issue 10, later session; the bench's memory scenario, peak RSS of the
+ * 10k / 100k day): the defaults 341-359 / 482-507 MB (6 and 4 runs); at 100k, one run each,
+ * checkpoint 16MB or 32MB 527 / 520 MB (no gain: the peak is not the WAL), DuckDB's
+ * allocator_flush_threshold 16MB with its background thread 480 MB, threads 1 526 MB (both within
+ * the noise); memory_limit 64MB 325 / 436 MB (1.34x, and the refusal above stands). At the 100k
+ * peak of one run, /proc/self/smaps put 156 MB in DuckDB's allocator mapping (its pool, full, plus
+ * what it does not count), 128 MB in the V8 heap, ~90 MB in other anonymous memory (glibc's
+ * per-thread arenas: MALLOC_ARENA_MAX=2 took 60 MB off, but only the environment of a new process
+ * can set it) and 75 MB in the node and libduckdb binaries.
  * DuckDB's jemalloc keeps freed pages ~2 s (dirty_decay_ms and muzzy_decay_ms 1000, read with
  * DUCKDB_JE_MALLOC_CONF=stats_print:true). Both at 0 (that variable, README): 10k 308-316 MB,
  * 100k 400-410 MB, growth 1.30, but the bench's DuckDB load ratio fell from 0.53 to 0.41-0.45
