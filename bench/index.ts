@@ -23,7 +23,8 @@ import { addDays, shanghaiYesterday } from '../src/transform/time.ts';
 import { runBareLoop, type BareRun } from './bare.ts';
 import { generateLoadData } from './load-data.ts';
 import { adapterLoad, adapterLoadDuckdb, rawLoadDuckdb, rawLoadPostgres, type LoadRun } from './load.ts';
-import { runMemorySync, type MemoryRun } from './memory.ts';
+import { runDuckdbFloor } from './duckdb-floor.ts';
+import { MEMORY_ENRICH, runMemorySync, type MemoryRun } from './memory.ts';
 import { RESULTS_FILE, tempDir } from './paths.ts';
 import { runPipeline, type PipelineRun } from './pipeline.ts';
 import { createDatabase, postgresUnavailableReason, withDatabase } from './postgres.ts';
@@ -259,6 +260,8 @@ interface OwnCostResult {
   parses: BareRun[];
   /** The bare loop that also parses and validates every body with the client's decoders. */
   validates: BareRun[];
+  /** The pipeline with its execution writes skipped (DuckDB's turn only: no warehouse is written). */
+  noWrites: PipelineRun[];
   resync?: { first: PipelineRun; second: PipelineRun };
 }
 
@@ -272,6 +275,7 @@ async function ownCostDialect(
   const bares: BareRun[] = [];
   const parses: BareRun[] = [];
   const validates: BareRun[] = [];
+  const noWrites: PipelineRun[] = [];
   let resync: OwnCostResult['resync'];
   for (let i = 0; i < OWN_COST.pairs; i++) {
     const last = i === OWN_COST.pairs - 1;
@@ -300,6 +304,20 @@ async function ownCostDialect(
       const v = await runBareLoop(sim.url, pipelines[0]!.recorded, C, sim.cpuSeconds, { validate: true });
       validates.push(v);
       log(`  ${dialect} bare loop + JSON.parse + zod decode #${i + 1}: ${seconds(v.wallMs)}; ${busy(v)}`);
+      if (dialect === 'duckdb') {
+        const w = await runPipeline({
+          baseUrl: sim.url,
+          warehouse: `duckdb:${join(tmp.dir, 'no-writes.duckdb')}`,
+          date,
+          concurrency: C,
+          simulatorCpu: sim.cpuSeconds,
+          skipWrites: true,
+        });
+        noWrites.push(w);
+        log(
+          `  pipeline, execution writes skipped #${i + 1}: ${seconds(w.wallMs)}, ${w.requests} requests; ${busy(w)}`,
+        );
+      }
       if (dialect === 'duckdb' && last) {
         // 5. Re-sync: the same day again into the warehouse the last run filled, unchanged, --force.
         const second = await run();
@@ -311,7 +329,7 @@ async function ownCostDialect(
       await db?.drop().catch(() => undefined);
     }
   }
-  return { pipelines, bares, parses, validates, ...(resync ? { resync } : {}) };
+  return { pipelines, bares, parses, validates, noWrites, ...(resync ? { resync } : {}) };
 }
 
 async function ownCost(
@@ -424,6 +442,29 @@ async function ownCost(
           validationFloor,
         ),
       );
+      if (r.noWrites.length > 0) {
+        // The ceiling of any load-side change: the same sync with writeExecutionBatch and
+        // completeUnit resolving at once. Measured in DuckDB's turn; it writes no warehouse.
+        const w = best(r.noWrites);
+        const xw = w.wallMs / b.wallMs;
+        results.own_cost_ratio_no_writes = xw;
+        results.own_cost_no_writes = {
+          ratio: xw,
+          note: 'the pipeline with the warehouse execution writes (writeExecutionBatch, completeUnit) skipped, against the bare loop',
+          pipeline_best: pipelineFigures(w),
+          runs_s: r.noWrites.map((q) => q.wallMs / 1000),
+          js_thread_cpu_s: Math.min(...r.noWrites.map((q) => q.mainThreadCpuSeconds ?? Number.NaN)),
+        };
+        rows.push({
+          scenario: '2 own cost, execution writes skipped',
+          size: `same sync, ${int(w.requests)} req; writeExecutionBatch/completeUnit are no-ops`,
+          figure: `${seconds(w.wallMs)} pipeline`,
+          baseline: `${seconds(b.wallMs)} bare undici`,
+          ratio: ratio(xw),
+          target: 'info',
+          met: 'n/a',
+        });
+      }
       if (r.resync) {
         const { first, second } = r.resync;
         const rr = second.wallMs / first.wallMs;
@@ -668,7 +709,66 @@ async function memory(
       target: `<= ${TARGET.rssGrowth}x, < ${TARGET.rssMb} MB`,
       met: met(largeOk),
     });
+    if (dialect === 'duckdb') await duckdbFloor(rows, results, out);
   }
+}
+
+/**
+ * The floor under the DuckDB figures: each day's batches, from the real pipeline, stored by a
+ * child process that does nothing else (bench/duckdb-floor.ts). What DuckDB in the process costs
+ * whatever the pipeline does.
+ */
+async function duckdbFloor(
+  rows: TableRow[],
+  results: Record<string, unknown>,
+  out: Record<string, unknown>,
+): Promise<void> {
+  const floors: Record<string, unknown> = {};
+  out.duckdb_floor = floors;
+  const peaks: (number | null)[] = [];
+  for (const n of [MEMORY.small, MEMORY.large]) {
+    log(
+      `memory floor (DuckDB alone): ${int(n)} executions/day, the same batches stored by a process that only stores them`,
+    );
+    const run = await withSimulator({ seed: MEMORY.seed, executionsPerDay: n }, (sim, date) =>
+      runDuckdbFloor({ baseUrl: sim.url, date, concurrency: MEMORY.concurrency, enrich: MEMORY_ENRICH }),
+    );
+    const ok = run.exitCode === 0 && run.rssMb !== null;
+    const rowCount = Object.values(run.rows).reduce((a, b) => a + b, 0);
+    log(
+      `  exit ${run.exitCode} in ${seconds(run.wallMs)} (CPU ${run.cpuSeconds?.toFixed(1) ?? '?'} s); peak RSS ${run.rssMb?.toFixed(1) ?? '?'} MB; ${int(rowCount)} rows in ${run.transactions?.count ?? '?'} transactions of up to ${run.transactions?.maxExecutions ?? '?'} executions` +
+        (run.atPeakMb ? `; resident MB at the sampled peak: ${residentSplit(run.atPeakMb)}` : ''),
+    );
+    if (!ok) log(`  floor failed:\n${run.stderrTail}`);
+    peaks.push(ok ? run.rssMb : null);
+    const key = n === MEMORY.small ? 'rss_mb_10k_duckdb_floor' : 'rss_mb_100k_duckdb_floor';
+    results[key] = ok ? run.rssMb : null;
+    floors[String(n)] = {
+      executions_per_day: n,
+      exit_code: run.exitCode,
+      wall_s: run.wallMs / 1000,
+      peak_rss_mb: run.rssMb,
+      sampled_peak_mb: run.sampledPeakMb,
+      resident_at_peak_mb: run.atPeakMb,
+      cpu_s: run.cpuSeconds,
+      requests: run.requests,
+      rows: run.rows,
+      note: "a child process that only stores the sync's batches (Appender into the keyed tables, one transaction per batch, garbage collected after each), the product's DuckDB settings",
+    };
+    rows.push({
+      scenario: `4 memory floor ${n === MEMORY.small ? '10k' : '100k'}/day (DuckDB alone)`,
+      size: ok
+        ? `${int(rowCount)} rows, the same batches, stored by a process that only stores them`
+        : `FAILED (exit ${run.exitCode})`,
+      figure: ok ? `${run.rssMb!.toFixed(1)} MB peak RSS` : 'n/a',
+      baseline: '',
+      ratio: '',
+      target: 'info',
+      met: 'n/a',
+    });
+  }
+  const [small, large] = peaks;
+  results.rss_ratio_100k_10k_duckdb_floor = small && large ? large / small : null;
 }
 
 function naRow(scenario: string, reason: string): TableRow {
@@ -695,6 +795,11 @@ async function main(): Promise<void> {
     rss_mb_100k_postgres: null,
     rss_ratio_100k_10k_postgres: null,
     resync_ratio: null,
+    // For information: the ceiling of any load-side change, and the floor under DuckDB's memory.
+    own_cost_ratio_no_writes: null,
+    rss_mb_10k_duckdb_floor: null,
+    rss_mb_100k_duckdb_floor: null,
+    rss_ratio_100k_10k_duckdb_floor: null,
   };
   const pgReason = await postgresUnavailableReason();
   if (pgReason) log(`${pgReason}: PostgreSQL figures will be null`);

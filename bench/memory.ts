@@ -11,6 +11,9 @@ import { pathToFileURL } from 'node:url';
 import { GEO_SYNC_BIN, REPO_ROOT, RSS_REPORTER, tempDir } from './paths.ts';
 import { BENCH_API_KEY } from './simulator.ts';
 
+/** The enrichments of the memory scenario's sync: the per-execution legacy ones off (issue 10). */
+export const MEMORY_ENRICH = { legacySources: false, executionTimes: false } as const;
+
 export interface MemoryRun {
   executionsPerDay: number;
   exitCode: number | null;
@@ -35,6 +38,29 @@ export interface MemoryRun {
   rows: Record<string, number>;
   stdoutTail: string;
   stderrTail: string;
+}
+
+export type RssReport = Pick<MemoryRun, 'rssMb' | 'sampledPeakMb' | 'atPeakMb' | 'cpuSeconds'>;
+
+/** What bench/rss-reporter.mjs wrote on the measured process's exit (all null if it wrote nothing). */
+export function readRssReport(file: string): RssReport {
+  try {
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    const last = JSON.parse(lines[lines.length - 1]!) as {
+      maxRssKiB: number;
+      sampledPeakMb?: Record<string, number>;
+      atPeakMb?: Record<string, number> | null;
+      cpuSeconds?: number;
+    };
+    return {
+      rssMb: last.maxRssKiB / 1024,
+      sampledPeakMb: last.sampledPeakMb ?? null,
+      atPeakMb: last.atPeakMb ?? null,
+      cpuSeconds: last.cpuSeconds ?? null,
+    };
+  } catch {
+    return { rssMb: null, sampledPeakMb: null, atPeakMb: null, cpuSeconds: null };
+  }
 }
 
 /** Parses the CLI's summary (src/sync/summary.ts). */
@@ -74,8 +100,8 @@ export async function runMemorySync(o: {
     GEO_API_KEY: BENCH_API_KEY,
     GEO_CONCURRENCY: String(o.concurrency),
     GEO_REQUESTS_PER_SECOND: '100000',
-    GEO_ENRICH_LEGACY_SOURCES: 'false',
-    GEO_ENRICH_EXECUTION_TIMES: 'false',
+    GEO_ENRICH_LEGACY_SOURCES: String(MEMORY_ENRICH.legacySources),
+    GEO_ENRICH_EXECUTION_TIMES: String(MEMORY_ENRICH.executionTimes),
     GEO_LOG_LEVEL: 'warn',
     BENCH_RSS_FILE: rssFile,
     ...o.env,
@@ -108,25 +134,7 @@ export async function runMemorySync(o: {
     );
     clearTimeout(timer);
     const wallMs = performance.now() - t0;
-    let rssMb: number | null = null;
-    let sampledPeakMb: Record<string, number> | null = null;
-    let atPeakMb: Record<string, number> | null = null;
-    let cpuSeconds: number | null = null;
-    try {
-      const lines = readFileSync(rssFile, 'utf8').trim().split('\n');
-      const last = JSON.parse(lines[lines.length - 1]!) as {
-        maxRssKiB: number;
-        sampledPeakMb?: Record<string, number>;
-        atPeakMb?: Record<string, number> | null;
-        cpuSeconds?: number;
-      };
-      rssMb = last.maxRssKiB / 1024;
-      sampledPeakMb = last.sampledPeakMb ?? null;
-      atPeakMb = last.atPeakMb ?? null;
-      cpuSeconds = last.cpuSeconds ?? null;
-    } catch {
-      rssMb = null;
-    }
+    const { rssMb, sampledPeakMb, atPeakMb, cpuSeconds } = readRssReport(rssFile);
     const { requests, rows } = parseSummary(stdout);
     return {
       executionsPerDay: o.executionsPerDay,

@@ -11,9 +11,10 @@ import { Pool, type Dispatcher } from 'undici';
 // tsx's transpiled sources wrap closures in `__name()` calls that the shipped code does not have.
 import { createApi, runLocked } from '../dist/app.js';
 import { loadConfig } from '../dist/config.js';
-import { openWarehouse } from '../dist/load/index.js';
+import { openWarehouse, type Warehouse } from '../dist/load/index.js';
 import { silentLogger } from '../dist/log.js';
 import type { RunSummary } from '../dist/sync/run.js';
+import type { ExecutionBatch } from '../dist/transform/rows.js';
 import { BENCH_API_KEY, machineBusySeconds, mainThreadCpuSeconds } from './simulator.ts';
 
 export interface EnrichOverrides {
@@ -62,6 +63,30 @@ export interface PipelineOptions {
   enrich?: EnrichOverrides;
   /** CPU seconds of the simulator process so far (to report its share), if known. */
   simulatorCpu?: () => number | null;
+  /**
+   * The executions are read, validated and transformed as always, but the warehouse's
+   * writeExecutionBatch and completeUnit resolve at once without writing: what the run would cost
+   * if the load side cost nothing (the ceiling of any change there, such as writing from a worker
+   * thread). Everything else (scope, task configuration, run log) is written as usual.
+   */
+  skipWrites?: boolean;
+  /** With skipWrites: each batch the warehouse would have written (awaited, so it can push back). */
+  onExecutionBatch?: (batch: ExecutionBatch) => Promise<void>;
+}
+
+/** The warehouse with its execution writes replaced by no-ops (PipelineOptions.skipWrites). */
+function withoutExecutionWrites(
+  warehouse: Warehouse,
+  onBatch: (batch: ExecutionBatch) => Promise<void> = () => Promise.resolve(),
+): Warehouse {
+  return new Proxy(warehouse, {
+    get(target, key) {
+      if (key === 'writeExecutionBatch') return (batch: ExecutionBatch) => onBatch(batch);
+      if (key === 'completeUnit') return () => Promise.resolve();
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 export interface PipelineRun {
@@ -223,7 +248,8 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineRun> {
   });
   const rec = recordingDispatcher(new URL(o.baseUrl).origin, o.concurrency);
   const api = createApi(config, silentLogger, { dispatcher: rec.dispatcher });
-  const warehouse = await openWarehouse(config.warehouse, { logger: silentLogger });
+  const opened = await openWarehouse(config.warehouse, { logger: silentLogger });
+  const warehouse = o.skipWrites ? withoutExecutionWrites(opened, o.onExecutionBatch) : opened;
   try {
     await warehouse.migrate();
     const simBefore = o.simulatorCpu?.() ?? null;
