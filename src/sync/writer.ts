@@ -21,9 +21,16 @@ interface PendingCompletion {
   reject: (e: unknown) => void;
 }
 
+/** One unit's rows as handed over by add(): committed whole, never split across transactions. */
+interface PendingPart {
+  key: string;
+  batch: ExecutionBatch;
+}
+
 export class GroupWriter {
-  private pending = emptyBatch();
-  private pendingUnits = new Set<string>();
+  /** Oldest first. Kept apart (not merged on arrival) so a transaction can take some of them. */
+  private parts: PendingPart[] = [];
+  private pendingExecutions = 0;
   private completions: PendingCompletion[] = [];
   private flushing: Promise<void> | null = null;
   /** Units with rows in a transaction that failed: their completion must never be written. */
@@ -36,21 +43,23 @@ export class GroupWriter {
     private readonly maxPendingExecutions: number,
     /** Rows committed per table, accumulated as transactions commit. */
     readonly rows: Record<string, number> = {},
+    /**
+     * Executions one transaction takes, in whole handed-over batches (at least one). A
+     * transaction used to take everything pending: with many units adding while it was busy,
+     * that reached 1,783 executions on the bench's 100k day against a bound of 800, and grows
+     * with the number of units reading at once. The warehouse converts and holds a transaction's
+     * rows all at once, and PostgreSQL holds its locks until it ends. (The bench's peak RSS did
+     * not move measurably either way: its largest transactions were rare.)
+     */
+    private readonly maxTransactionExecutions = maxPendingExecutions,
   ) {}
 
   /** Queues rows of one unit; waits only when too much is pending. */
   async add(task_id: number, date: string, batch: ExecutionBatch): Promise<void> {
-    const p = this.pending;
-    p.executions.push(...batch.executions);
-    p.ranks.push(...batch.ranks);
-    p.sources.push(...batch.sources);
-    p.screenshots.push(...batch.screenshots);
-    p.products.push(...batch.products);
-    p.cards.push(...batch.cards);
-    if (batch.kept?.length) (p.kept ??= []).push(...batch.kept);
-    this.pendingUnits.add(unitKey({ task_id, date }));
+    this.parts.push({ key: unitKey({ task_id, date }), batch });
+    this.pendingExecutions += batch.executions.length;
     this.kick();
-    while (this.pending.executions.length >= this.maxPendingExecutions && this.flushing) await this.flushing;
+    while (this.pendingExecutions >= this.maxPendingExecutions && this.flushing) await this.flushing;
   }
 
   /** Resolves once the unit's completion is committed (with or after all its rows). */
@@ -71,21 +80,36 @@ export class GroupWriter {
     this.flushing ??= this.loop().finally(() => {
       this.flushing = null;
       // Work that arrived as the loop ended.
-      if (this.pending.executions.length > 0 || this.completions.length > 0) this.kick();
+      if (this.parts.length > 0 || this.completions.length > 0) this.kick();
     });
   }
 
-  private async loop(): Promise<void> {
-    while (this.pending.executions.length > 0 || this.completions.length > 0) {
-      const batch = this.pending;
-      const units = this.pendingUnits;
-      const taken = this.completions;
-      this.pending = emptyBatch();
-      this.pendingUnits = new Set();
-      this.completions = [];
+  /** The oldest parts, up to the transaction bound (always at least one). */
+  private take(): PendingPart[] {
+    const taken: PendingPart[] = [];
+    let executions = 0;
+    while (this.parts.length > 0) {
+      const next = this.parts[0]!.batch.executions.length;
+      if (taken.length > 0 && executions + next > this.maxTransactionExecutions) break;
+      taken.push(this.parts.shift()!);
+      executions += next;
+    }
+    this.pendingExecutions -= executions;
+    return taken;
+  }
 
-      const refused = taken.filter((c) => this.failedUnits.has(c.key));
-      const accepted = taken.filter((c) => !this.failedUnits.has(c.key));
+  private async loop(): Promise<void> {
+    while (this.parts.length > 0 || this.completions.length > 0) {
+      const taken = this.take();
+      const batch = merged(taken);
+      const units = new Set(taken.map((p) => p.key));
+      // A checkpoint goes with its unit's last rows: not while rows of its unit are still queued.
+      const queued = new Set(this.parts.map((p) => p.key));
+      const ready = this.completions.filter((c) => !queued.has(c.key));
+      this.completions = this.completions.filter((c) => queued.has(c.key));
+
+      const refused = ready.filter((c) => this.failedUnits.has(c.key));
+      const accepted = ready.filter((c) => !this.failedUnits.has(c.key));
       for (const c of refused) c.reject(this.failedUnits.get(c.key));
       try {
         await this.commit(
@@ -101,4 +125,20 @@ export class GroupWriter {
       }
     }
   }
+}
+
+/** One batch of the parts' rows (the part itself when there is one). */
+function merged(parts: readonly PendingPart[]): ExecutionBatch {
+  if (parts.length === 1) return parts[0]!.batch;
+  const m = emptyBatch();
+  for (const { batch } of parts) {
+    m.executions.push(...batch.executions);
+    m.ranks.push(...batch.ranks);
+    m.sources.push(...batch.sources);
+    m.screenshots.push(...batch.screenshots);
+    m.products.push(...batch.products);
+    m.cards.push(...batch.cards);
+    if (batch.kept?.length) (m.kept ??= []).push(...batch.kept);
+  }
+  return m;
 }

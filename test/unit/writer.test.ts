@@ -91,4 +91,28 @@ describe('GroupWriter', () => {
     await w.drain();
     expect(r.txs.map((t) => t.ids)).toEqual([[1], [2, 3]]);
   });
+
+  it("takes whole unit batches up to its transaction bound; a checkpoint waits for its unit's queued rows", async () => {
+    const r = recorder();
+    const w = new GroupWriter(r.commit, 1000, {}, 2);
+    const release = r.hold();
+    await w.add(1, '2026-11-20', batchOf(exec(10, 1))); // taken by the first (held) transaction
+    await w.add(1, '2026-11-20', batchOf(exec(11, 1)));
+    await w.add(2, '2026-11-20', batchOf(exec(20, 2)));
+    await w.add(1, '2026-11-20', batchOf(exec(12, 1), exec(13, 1), exec(14, 1)));
+    const done1 = w.complete(completion(1));
+    const done2 = w.complete(completion(2));
+    release();
+    await Promise.all([done1, done2]);
+    await w.drain();
+    expect(r.txs).toEqual([
+      { ids: [10], units: [] },
+      // Two executions: the bound. Unit 1 still has rows queued, so only unit 2's checkpoint goes.
+      { ids: [11, 20], units: [2] },
+      // A batch larger than the bound is never split: one unit's rows stay whole.
+      { ids: [12, 13, 14], units: [1] },
+    ]);
+    expect(w.transactions).toBe(3);
+    expect(w.rows.prompt_executions).toBe(6);
+  });
 });
