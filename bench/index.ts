@@ -753,6 +753,7 @@ async function duckdbFloor(
       cpu_s: run.cpuSeconds,
       requests: run.requests,
       rows: run.rows,
+      transactions: run.transactions,
       note: "a child process that only stores the sync's batches (Appender into the keyed tables, one transaction per batch, garbage collected after each), the product's DuckDB settings",
     };
     rows.push({
