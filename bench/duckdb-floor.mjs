@@ -14,6 +14,7 @@
 // them from a pipeline run, bench/duckdb-floor.ts). On the end of input it prints one JSON line:
 // the rows per table, as DuckDB counts them, and how many transactions, of at most how many
 // executions, stored them. GEO_FLOOR_MEMORY_LIMIT sets another buffer pool size (DuckDB's syntax).
+import { prepareBatch } from '../dist/load/batch.js';
 import { DuckDBDriver } from '../dist/load/duckdb/driver.js';
 import { openWarehouse } from '../dist/load/index.js';
 import {
@@ -73,8 +74,10 @@ try {
     const batch = JSON.parse(line);
     transactions.count++;
     transactions.maxExecutions = Math.max(transactions.maxExecutions, batch.executions.length);
+    // The rows the sync's writer stores: each collection deduplicated by its key, kept children left out.
+    const rows = prepareBatch(batch);
     await driver.transaction(async (c) => {
-      for (const [key, spec] of COLLECTIONS) await c.load(spec, batch[key], 'insert');
+      for (const [key, spec] of COLLECTIONS) await c.load(spec, rows[key], 'insert');
     });
     // The least JavaScript heap there can be: no batch outlives its transaction (node --expose-gc).
     globalThis.gc?.();

@@ -71,13 +71,19 @@ export async function runDuckdbFloor(o: {
         enrich: o.enrich,
         skipWrites: true,
         onExecutionBatch: async (batch) => {
-          if (child.exitCode !== null) throw new Error(`the floor's DuckDB process ended: ${stderr.trim()}`);
-          if (!child.stdin.write(`${JSON.stringify(batch)}\n`)) await once(child.stdin, 'drain');
+          const ended = () => new Error(`the floor's DuckDB process ended: ${stderr.trim()}`);
+          if (child.exitCode !== null) throw ended();
+          // A child that dies while its pipe is full never drains it: wait for either.
+          if (!child.stdin.write(`${JSON.stringify(batch)}\n`))
+            await Promise.race([once(child.stdin, 'drain'), closed]);
+          if (child.exitCode !== null) throw ended();
         },
       });
       requests = run.requests;
     } finally {
+      // The child stores what it has and exits; it is gone before its directory is removed.
       child.stdin.end();
+      await closed;
     }
     const [exitCode] = await closed;
     const wallMs = performance.now() - t0;
