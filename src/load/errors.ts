@@ -16,3 +16,24 @@ export class WarehouseLockedError extends Error {
     this.holder = holder;
   }
 }
+
+/**
+ * A write was refused at commit time because its writer no longer owns what it writes for: the
+ * warehouse lock was lost or taken over, or the distributed job was expired and handed to
+ * another worker. The transaction was rolled back; nothing of it is in the warehouse.
+ */
+export class FenceLostError extends Error {
+  readonly code = 'FENCE_LOST';
+  readonly retryable = false;
+  /** What was lost: `the warehouse lock`, `job <id>`. */
+  readonly what: string;
+
+  constructor(what: string, options?: { cause?: unknown }) {
+    super(`write refused: this process no longer owns ${what} (another writer may have taken over)`, options);
+    this.name = 'FenceLostError';
+    this.what = what;
+  }
+}
+
+export const isFenceLost = (e: unknown): e is FenceLostError =>
+  e instanceof FenceLostError || (e instanceof Error && (e as { code?: unknown }).code === 'FENCE_LOST');

@@ -434,10 +434,22 @@ const SCHEMA_MIGRATIONS = defineTable<{ version: string; name: string; applied_a
 );
 
 /** Who holds the no-overlap advisory lock (PostgreSQL only; written by postgres/advisory-lock.ts). */
-const SYNC_LOCK = defineTable<{ lock_key: number; holder: string; backend_pid: number; acquired_at: string }>(
+const SYNC_LOCK = defineTable<{
+  lock_key: number;
+  holder: string;
+  backend_pid: number;
+  acquired_at: string;
+  generation: number;
+}>(
   'sync_lock',
   ['lock_key'],
-  { lock_key: 'bigint', holder: 'text', backend_pid: 'integer', acquired_at: 'timestamptz' },
+  {
+    lock_key: 'bigint',
+    holder: 'text',
+    backend_pid: 'integer',
+    acquired_at: 'timestamptz',
+    generation: 'bigint',
+  },
   { synced: false, dialects: ['postgres'] },
 );
 

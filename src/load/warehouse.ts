@@ -73,6 +73,26 @@ export interface ForgottenUnits {
   failures: number;
 }
 
+/**
+ * An ownership check run inside a write transaction, just before COMMIT: `sql` must return a row
+ * while the writer still owns what it writes for (and should lock that row FOR SHARE, so the
+ * ownership cannot change until the transaction ends). No row: the transaction rolls back with a
+ * FenceLostError and `onLost` is told.
+ */
+export interface Fence {
+  /** What is owned, for messages: `the warehouse lock`, `job <id>`. */
+  what: string;
+  sql: string;
+  params: readonly (string | number | null)[];
+  onLost?: (error: Error) => void;
+}
+
+/**
+ * `exclusive`: sync, backfill, state reset (one at a time, and no worker at work). `shared`:
+ * distributed workers, any number at once, while no exclusive holder is.
+ */
+export type LockMode = 'exclusive' | 'shared';
+
 export interface LockResult {
   acquired: boolean;
   /** Who holds it when not acquired (pid@host since time), if known. */
@@ -136,14 +156,25 @@ export interface Warehouse {
   /** Read-only query for reports; `$1`-style parameters. */
   query(sql: string, params?: readonly Json[]): Promise<Record<string, unknown>[]>;
 
-  /** The no-overlap lock (issue 4): one geo-sync sync per warehouse at a time. */
-  tryLock(holder: string): Promise<LockResult>;
+  /**
+   * The no-overlap lock (issue 4): one geo-sync sync per warehouse at a time, or any number of
+   * workers (shared). While it is held, every write transaction checks at commit time that it
+   * still is (PostgreSQL: the lock's connection still holds it and nobody took it over since).
+   */
+  tryLock(holder: string, mode?: LockMode): Promise<LockResult>;
   unlock(): Promise<void>;
   /**
    * Calls `listener` (once) if the lock held is lost without unlock(): PostgreSQL's session lock
    * dies with its connection. Returns the unsubscribe. Absent where a lock cannot be lost.
    */
   onLockLost?(listener: (cause: unknown) => void): () => void;
+
+  /**
+   * The same warehouse, whose write transactions (rows, deletions, checkpoints, unit failures)
+   * also check `fence` before they commit. The run log and the quarantine are not fenced: a run
+   * that lost its ownership still records what happened to it. close() of the view is a no-op.
+   */
+  withFence(fence: Fence): Warehouse;
 
   close(): Promise<void>;
 }

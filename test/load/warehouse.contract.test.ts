@@ -3,9 +3,10 @@
  * test works on its own IDs, so tests share one migrated warehouse per dialect; the migrate
  * tests get fresh ones.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DATA_TABLES, openWarehouse, type Warehouse } from '../../src/load/index.ts';
 import type { Dialect } from '../../src/load/warehouse.ts';
+import { readMigrations } from '../../src/load/migrate.ts';
 import { apiInstant } from '../../src/transform/time.ts';
 import { createTempDuckDB } from '../helpers/duckdb.ts';
 import { createTestDatabase, postgresReachable } from '../helpers/postgres.ts';
@@ -43,9 +44,9 @@ const GEO_TABLES = [
   'sync_unit_failures',
 ];
 
-const MIGRATIONS = ['001_init', '002_unit_failures', '003_run_unreadable'];
-
 for (const dialect of DIALECTS) {
+  // Every numbered file of the dialect (PostgreSQL has the lock's, DuckDB locks by file).
+  const MIGRATIONS = (await readMigrations(dialect)).migrations.map((m) => m.id);
   describe.skipIf(dialect === 'postgres' && !pgUp)(dialect, () => {
     const cleanup: (() => Promise<void>)[] = [];
     let w: Warehouse;
@@ -95,11 +96,9 @@ for (const dialect of DIALECTS) {
           expect(await tablesOf(fresh)).toEqual(GEO_TABLES);
           expect(await fresh.query('SELECT * FROM geo.brand_rank_daily')).toEqual([]);
           const ledger = await fresh.query('SELECT version, name FROM geo.schema_migrations');
-          expect(ledger).toEqual([
-            { version: '001', name: 'init' },
-            { version: '002', name: 'unit_failures' },
-            { version: '003', name: 'run_unreadable' },
-          ]);
+          expect(ledger).toEqual(
+            (await readMigrations(dialect)).migrations.map(({ version, name }) => ({ version, name })),
+          );
         } finally {
           await fresh.close();
         }
@@ -911,5 +910,130 @@ for (const dialect of DIALECTS) {
       expect(await w.tryLock('geo-sync sync pid 1')).toEqual({ acquired: true });
       await w.unlock();
     });
+
+    it('withFence: a write whose fence finds nothing commits nothing (rows, deletions, checkpoint) and says why', async () => {
+      const day = '2026-09-03';
+      const at = { task_id: 70, date_time: day };
+      await w.writeExecutionBatch(batch({ executions: [execution(701, at), execution(702, at)] }));
+      let owned = true;
+      const lost: Error[] = [];
+      // The fence's truth is a value the test flips; the SQL runs inside the write transaction.
+      const fence = () => ({
+        what: 'job test',
+        sql: 'SELECT 1 AS owned WHERE CAST($1 AS INTEGER) = 1',
+        params: [owned ? 1 : 0],
+        onLost: (e: Error) => lost.push(e),
+      });
+      const unit = {
+        task_id: 70,
+        date: day,
+        seenPromptTaskIds: [701],
+        checkpoint: {
+          task_id: 70,
+          date: day,
+          run_id: 'run-f',
+          finished_at: '2026-11-21T04:40:00+08:00',
+          executions: 1,
+        },
+      };
+      const live = w.withFence(fence());
+      owned = false;
+      const stale = w.withFence(fence());
+      // The stale writer: its batch (with the unit's closing) is refused, nothing of it lands.
+      await expect(
+        stale.writeExecutionBatch(batch({ executions: [execution(703, at)] }), [unit]),
+      ).rejects.toMatchObject({
+        code: 'FENCE_LOST',
+        what: 'job test',
+      });
+      await expect(stale.completeUnit(unit)).rejects.toMatchObject({ code: 'FENCE_LOST' });
+      await expect(
+        stale.recordUnitFailures([
+          { task_id: 70, date: day, run_id: 'run-f', failed_at: '2026-11-21T04:40:00+08:00', error: 'x' },
+        ]),
+      ).rejects.toMatchObject({ code: 'FENCE_LOST' });
+      await expect(stale.forgetUnits(day, day)).rejects.toMatchObject({ code: 'FENCE_LOST' });
+      expect(lost).toHaveLength(4);
+      expect(
+        (await rowsOf('prompt_executions', [701, 702, 703], 'prompt_task_id')).map((r) => r.prompt_task_id),
+      ).toEqual([701, 702]);
+      expect(await w.finishedUnits([day])).toEqual(new Set());
+      // Its run log is not fenced: a writer that lost its job still records what happened.
+      await stale.insertRun(syncRun('run-fenced'));
+      expect((await w.listRuns(100)).some((r) => r.run_id === 'run-fenced')).toBe(true);
+      // The live writer commits; closing its view leaves the warehouse open.
+      await live.writeExecutionBatch(batch({ executions: [execution(703, at)] }), [
+        { ...unit, seenPromptTaskIds: [701, 703] },
+      ]);
+      await live.close();
+      expect(
+        (await rowsOf('prompt_executions', [701, 702, 703], 'prompt_task_id')).map((r) => r.prompt_task_id),
+      ).toEqual([701, 703]);
+      expect(await w.finishedUnits([day])).toEqual(new Set([`70|${day}`]));
+    });
+
+    it.runIf(dialect === 'postgres')(
+      'lock modes: workers share it; an exclusive holder excludes them and they it',
+      async () => {
+        const [a, b, x] = await Promise.all([
+          openWarehouse(target),
+          openWarehouse(target),
+          openWarehouse(target),
+        ]);
+        try {
+          expect(await a.tryLock('worker a', 'shared')).toEqual({ acquired: true });
+          expect(await b.tryLock('worker b', 'shared')).toEqual({ acquired: true });
+          const refused = await x.tryLock('geo-sync state reset pid 3', 'exclusive');
+          expect(refused.acquired).toBe(false);
+          expect(refused.holder).toContain('shared: a distributed worker at work');
+          await a.unlock();
+          await b.unlock();
+          expect(await x.tryLock('geo-sync state reset pid 3', 'exclusive')).toEqual({ acquired: true });
+          expect(await a.tryLock('worker a', 'shared')).toMatchObject({
+            acquired: false,
+            holder: 'geo-sync state reset pid 3',
+          });
+        } finally {
+          await Promise.all([a.close(), b.close(), x.close()]);
+        }
+      },
+    );
+
+    it.runIf(dialect === 'postgres')(
+      'a run whose lock was taken over cannot commit: its writes are refused, the lost listener hears',
+      async () => {
+        const [a, b] = await Promise.all([openWarehouse(target), openWarehouse(target)]);
+        try {
+          expect(await a.tryLock('run a')).toEqual({ acquired: true });
+          const heard: unknown[] = [];
+          a.onLockLost?.((cause) => heard.push(cause));
+          // The server drops a's lock connection (as when a NAT timeout cut it), b takes the lock.
+          const pg = await import('pg');
+          const admin = new pg.default.Client(target);
+          await admin.connect();
+          await admin.query(
+            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'geo-sync lock' AND pid = (SELECT backend_pid FROM geo.sync_lock)`,
+          );
+          await admin.end();
+          await vi.waitFor(async () => expect(await b.tryLock('run b')).toEqual({ acquired: true }), {
+            timeout: 10_000,
+          });
+          await expect(a.upsertMonitoringTasks([])).resolves.toBeUndefined(); // nothing to write: no transaction
+          await expect(
+            a.writeExecutionBatch(
+              batch({ executions: [execution(801, { task_id: 80, date_time: '2026-09-04' })] }),
+            ),
+          ).rejects.toMatchObject({ code: 'FENCE_LOST', what: 'the warehouse lock' });
+          expect(heard.length).toBeGreaterThan(0);
+          expect(await rowsOf('prompt_executions', [801], 'prompt_task_id')).toEqual([]);
+          await b.writeExecutionBatch(
+            batch({ executions: [execution(802, { task_id: 80, date_time: '2026-09-04' })] }),
+          );
+          expect((await rowsOf('prompt_executions', [802], 'prompt_task_id')).length).toBe(1);
+        } finally {
+          await Promise.all([a.close(), b.close()]);
+        }
+      },
+    );
   });
 }

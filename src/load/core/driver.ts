@@ -7,7 +7,7 @@
  */
 import type { Json } from '../../transform/rows.ts';
 import type { ColumnKind, TableSpec } from '../tables.ts';
-import type { Dialect, LockResult } from '../warehouse.ts';
+import type { Dialect, Fence, LockMode, LockResult } from '../warehouse.ts';
 
 /** A statement parameter: a scalar, or a list of ids (see Driver.inIds). */
 export type Param = null | boolean | number | string | readonly number[];
@@ -57,8 +57,14 @@ export interface Driver {
   query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]>;
 
   /** The no-overlap lock (PostgreSQL advisory lock, DuckDB lock file). */
-  tryLock(holder: string): Promise<LockResult>;
+  tryLock(holder: string, mode?: LockMode): Promise<LockResult>;
   unlock(): Promise<void>;
+  /**
+   * The check that the lock is still held, for write transactions to run before COMMIT; null
+   * while no lock is held or where holding it is already proven otherwise (DuckDB: one process
+   * per file).
+   */
+  lockFence?(): Fence | null;
   /** Tells `listener` when the lock is lost without unlock (PostgreSQL: its connection died). */
   onLockLost?(listener: (cause: unknown) => void): () => void;
   /** Closes connections (the lock is released first by the core). */

@@ -36,10 +36,12 @@ import { insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
 type Merge = (driver: Driver, c: Connection, b: PreparedBatch) => Promise<void>;
 
+/** `beforeCommit` runs last inside the transaction (the fences: ownership checked at commit time). */
 export async function writeExecutionBatch(
   driver: Driver,
   batch: ExecutionBatch,
   completions: readonly UnitCompletion[] = [],
+  beforeCommit?: (c: Connection) => Promise<void>,
 ): Promise<void> {
   if (isEmptyBatch(batch) && completions.length === 0) return;
   const b = prepareBatch(batch);
@@ -48,6 +50,7 @@ export async function writeExecutionBatch(
       async (c) => {
         await merge(driver, c, b);
         for (const unit of completions) await closeUnit(driver, c, unit);
+        if (beforeCommit) await beforeCommit(c);
       },
       { bulk: true },
     );

@@ -2,10 +2,18 @@
  * The Warehouse (../warehouse.ts), written once over a dialect's Driver (driver.ts): the small
  * tables' upserts and updates, the execution batches (execution-batch.ts), the run log, the
  * quarantine, reads and migrations. Each call is one transaction (or one statement).
+ *
+ * Fencing: every write transaction but the run log's and the quarantine's checks, as its last
+ * statement before COMMIT, that its writer still owns what it writes for: the warehouse lock
+ * when one is held (Driver.lockFence) and the fences of the view it was made through
+ * (withFence: a distributed worker's job). A check that finds nothing rolls the transaction back
+ * with a FenceLostError, so a writer that was expired or taken over never commits rows, deletions
+ * or a checkpoint over the live writer's.
  */
 import type { Logger } from 'pino';
 import type * as Row from '../../transform/rows.ts';
 import { shanghaiDayOf } from '../../transform/time.ts';
+import { FenceLostError } from '../errors.ts';
 import { readMigrations, runMigrations } from '../migrate.ts';
 import {
   BALANCE_SNAPSHOTS,
@@ -25,14 +33,16 @@ import { dedupeBy, unitKeyOf } from '../values.ts';
 import {
   DATA_TABLES,
   type DataTable,
+  type Fence,
   type ForgottenUnits,
+  type LockMode,
   type LockResult,
   type MigrateResult,
   type UnitCompletion,
   type UnitRecords,
   type Warehouse,
 } from '../warehouse.ts';
-import type { Driver } from './driver.ts';
+import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
 import { CoreMigrationStore } from './migration-store.ts';
 import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
@@ -44,12 +54,44 @@ export class CoreWarehouse implements Warehouse {
   readonly description;
   private closed = false;
 
+  /**
+   * @param fences checked by every fenced write of this warehouse (see withFence)
+   * @param view a view made by withFence: close() leaves the driver to its owner
+   */
   constructor(
     private readonly driver: Driver,
     private readonly logger: Logger,
+    private readonly fences: readonly Fence[] = [],
+    private readonly view = false,
   ) {
     this.dialect = driver.dialect;
     this.description = driver.description;
+  }
+
+  withFence(fence: Fence): CoreWarehouse {
+    return new CoreWarehouse(this.driver, this.logger, [...this.fences, fence], true);
+  }
+
+  /** Runs each fence's check on `c`, inside the caller's transaction. */
+  private async checkFences(c: Connection): Promise<void> {
+    const lock = this.driver.lockFence?.() ?? null;
+    for (const fence of lock ? [lock, ...this.fences] : this.fences) {
+      const rows = await c.rows(fence.sql, fence.params);
+      if (rows.length > 0) continue;
+      const lost = new FenceLostError(fence.what);
+      this.logger.error({ fence: fence.what }, 'write refused at commit time: ownership lost');
+      fence.onLost?.(lost);
+      throw lost;
+    }
+  }
+
+  /** One transaction whose last statement is the fence check. */
+  private fenced<T>(fn: (c: Connection) => Promise<T>, opts?: TransactionOptions): Promise<T> {
+    return this.driver.transaction(async (c) => {
+      const result = await fn(c);
+      await this.checkFences(c);
+      return result;
+    }, opts);
   }
 
   async migrate(): Promise<MigrateResult> {
@@ -59,10 +101,19 @@ export class CoreWarehouse implements Warehouse {
     );
   }
 
-  /** Multi-row inserts (upserts by the spec's key unless `upsert` is false), one transaction. */
-  private async writeRows<R>(spec: TableSpec<R>, rows: readonly R[], upsert = true): Promise<void> {
+  /**
+   * Multi-row inserts (upserts by the spec's key unless `upsert` is false), one transaction;
+   * fenced unless `fenced` is false (the run log and the quarantine).
+   */
+  private async writeRows<R>(
+    spec: TableSpec<R>,
+    rows: readonly R[],
+    upsert = true,
+    fenced = true,
+  ): Promise<void> {
     if (rows.length === 0) return;
-    await this.driver.transaction(async (c) => {
+    const transaction = fenced ? this.fenced.bind(this) : this.driver.transaction.bind(this.driver);
+    await transaction(async (c: Connection) => {
       for (const chunk of chunked(rows, spec.columns.length)) {
         await c.execute(insertValuesSql(this.driver, spec, chunk.length, upsert), valuesParams(spec, chunk));
       }
@@ -73,7 +124,7 @@ export class CoreWarehouse implements Warehouse {
   private async updateRows<R>(spec: TableSpec<R>, rows: readonly R[]): Promise<void> {
     if (rows.length === 0) return;
     const sql = updateByKeySql(this.driver, spec);
-    await this.driver.transaction(async (c) => {
+    await this.fenced(async (c) => {
       for (const r of rows) await c.execute(sql, valuesParams(spec, [r]));
     });
   }
@@ -98,10 +149,10 @@ export class CoreWarehouse implements Warehouse {
   }
 
   writeExecutionBatch(batch: Row.ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void> {
-    return writeExecutionBatch(this.driver, batch, completions);
+    return writeExecutionBatch(this.driver, batch, completions, (c) => this.checkFences(c));
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
-    return this.driver.transaction((c) => closeUnit(this.driver, c, unit));
+    return this.fenced((c) => closeUnit(this.driver, c, unit));
   }
   async finishedUnits(dates: readonly string[]): Promise<Set<string>> {
     const unique = [...new Set(dates)];
@@ -148,7 +199,7 @@ export class CoreWarehouse implements Warehouse {
   forgetUnits(from: string, to: string, taskIds: readonly number[] = []): Promise<ForgottenUnits> {
     const where = this.unitsIn(taskIds);
     const params = taskIds.length ? [from, to, [...taskIds]] : [from, to];
-    return this.driver.transaction(async (c) => {
+    return this.fenced(async (c) => {
       const checkpoints = await c.rows<{ task_id: number; date: string }>(
         `DELETE FROM geo.sync_checkpoints WHERE ${where} RETURNING task_id, date`,
         params,
@@ -190,7 +241,7 @@ export class CoreWarehouse implements Warehouse {
 
   /** Inserts the run (or overwrites it: idempotent by run_id). */
   insertRun(run: Row.SyncRunRow): Promise<void> {
-    return this.writeRows(SYNC_RUNS, [run]);
+    return this.writeRows(SYNC_RUNS, [run], true, false);
   }
   async updateRun(run: Row.SyncRunRow): Promise<void> {
     const changed = await this.driver.connection((c) =>
@@ -209,7 +260,7 @@ export class CoreWarehouse implements Warehouse {
     );
   }
   insertRejects(rows: readonly Row.RejectRow[]): Promise<void> {
-    return this.writeRows(SYNC_REJECTS, rows, false);
+    return this.writeRows(SYNC_REJECTS, rows, false, false);
   }
 
   async counts(): Promise<Record<DataTable, number>> {
@@ -220,8 +271,8 @@ export class CoreWarehouse implements Warehouse {
     return this.driver.query(sql, params);
   }
 
-  tryLock(holder: string): Promise<LockResult> {
-    return this.driver.tryLock(holder);
+  tryLock(holder: string, mode: LockMode = 'exclusive'): Promise<LockResult> {
+    return this.driver.tryLock(holder, mode);
   }
   unlock(): Promise<void> {
     return this.driver.unlock();
@@ -232,7 +283,7 @@ export class CoreWarehouse implements Warehouse {
 
   /** Releases the lock, then the driver's connections. */
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.view) return;
     this.closed = true;
     await this.driver.unlock();
     await this.driver.close();

@@ -10,7 +10,7 @@ import type { Json } from '../../transform/rows.ts';
 import type { Connection, Driver, LoadMode, Param } from '../core/driver.ts';
 import { insertSelectSql } from '../core/statements.ts';
 import type { TableSpec } from '../tables.ts';
-import type { LockResult } from '../warehouse.ts';
+import type { LockMode, LockResult } from '../warehouse.ts';
 import {
   acquireDatabase,
   connect,
@@ -166,7 +166,8 @@ export class DuckDBDriver implements Driver {
     return readOnlyQuery(this.session, sql, params);
   }
 
-  tryLock(holder: string): Promise<LockResult> {
+  /** One process per DuckDB file: a shared lock (workers need PostgreSQL) is as good as exclusive. */
+  tryLock(holder: string, _mode?: LockMode): Promise<LockResult> {
     return this.lock.tryLock(holder);
   }
   unlock(): Promise<void> {

@@ -1,65 +1,158 @@
 /**
- * The no-overlap lock, PostgreSQL: a session-level pg_try_advisory_lock on a dedicated
- * connection, held until unlock() or close() (or until that connection dies, when PostgreSQL
- * releases it). The holder text is kept in geo.sync_lock so a refused caller can say who holds
- * it; a row whose backend no longer holds the lock is ignored.
+ * The no-overlap lock, PostgreSQL: a session-level advisory lock on a dedicated connection,
+ * exclusive (sync, backfill, state reset) or shared (distributed workers), held until unlock() or
+ * close() (or until that connection dies, when PostgreSQL releases it).
  *
- * A lost connection loses the lock, and another run may take it at once: the `onLost` listeners
- * hear of it (the run stops instead of going on unlocked).
+ * A lease is not proof: a connection cut silently (a NAT or firewall timeout) lets the server
+ * release the lock while this process believes it holds it, and another run takes it at once.
+ * So ownership is proven where it matters, at commit time (fence()): each write transaction
+ * checks, locking the row FOR SHARE, that
+ * - geo.sync_lock's `generation` is the one this holder saw (every exclusive taker increments
+ *   it, and its increment waits for the fenced transactions in flight), and
+ * - pg_locks still shows the lock granted to this holder's backend.
+ * The connection also has TCP keepalive and a probe every PROBE_MS with a timeout, so a dead
+ * connection is noticed between writes too: the lock is then `lost`, the `onLost` listeners hear
+ * of it (the run stops) and every later fenced write is refused until unlock().
  */
 import type { Logger } from 'pino';
 import type pg from 'pg';
-import type { LockResult } from '../warehouse.ts';
+import type { Fence, LockMode, LockResult } from '../warehouse.ts';
 import { createClient } from './pool.ts';
 
 /** Advisory lock keys of this warehouse (bigint form, per database). */
 export const SYNC_LOCK_KEY = 7_165_211_002;
 export const MIGRATION_LOCK_KEY = 7_165_211_001;
 
+/** The lock connection's application_name (how a proxy or pg_stat_activity recognizes it). */
+export const LOCK_APPLICATION_NAME = 'geo-sync lock';
+
+const LOCK_ROWS = `
+  FROM pg_locks k
+  WHERE k.locktype = 'advisory' AND k.granted AND k.objsubid = 1
+    AND k.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND ((k.classid::bigint << 32) | k.objid::bigint) = $1`;
+
 /** The holder of the lock as recorded, or the holding backend when nothing is recorded. */
 const HOLDER_SQL = `
-SELECT COALESCE(l.holder, 'PostgreSQL backend pid ' || k.pid || COALESCE(' (' || NULLIF(a.application_name, '') || ')', '')) AS holder
-FROM pg_locks k
-LEFT JOIN geo.sync_lock l ON l.lock_key = $1 AND l.backend_pid = k.pid
-LEFT JOIN pg_stat_activity a ON a.pid = k.pid
-WHERE k.locktype = 'advisory' AND k.granted AND k.objsubid = 1
-  AND k.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-  AND ((k.classid::bigint << 32) | k.objid::bigint) = $1
+SELECT COALESCE(l.holder, 'PostgreSQL backend pid ' || k.pid || COALESCE(' (' || NULLIF(a.application_name, '') || ')', ''))
+  || CASE WHEN k.mode = 'ShareLock' THEN ' (shared: a distributed worker at work)' ELSE '' END AS holder
+${LOCK_ROWS.replace(
+  'FROM pg_locks k',
+  `FROM pg_locks k
+  LEFT JOIN geo.sync_lock l ON l.lock_key = $1 AND l.backend_pid = k.pid
+  LEFT JOIN pg_stat_activity a ON a.pid = k.pid`,
+)}
+ORDER BY k.mode DESC
 LIMIT 1`;
+
+/** $1 key, $2 generation, $3 backend pid: a row while this holder still holds the lock. */
+const FENCE_SQL = `
+SELECT 1 AS owned FROM geo.sync_lock l
+WHERE l.lock_key = $1 AND l.generation = $2
+  AND EXISTS (SELECT 1 ${LOCK_ROWS} AND k.pid = $3)
+FOR SHARE OF l`;
+
+/** Fenced writes after a loss: never owned. */
+const NEVER_SQL = 'SELECT 1 AS owned WHERE false';
+
+/** How often the idle lock connection is probed, and how long a probe may take. */
+const PROBE_MS = 5_000;
+/** How long unlock() waits for the connection to end before dropping it. */
+const UNLOCK_TIMEOUT_MS = 5_000;
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Drops a client's socket without waiting for the server (which may never answer). */
+function destroy(client: pg.Client): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
+export interface AdvisoryLockOptions {
+  /** @default PROBE_MS */
+  probeMs?: number;
+}
 
 export class AdvisoryLock {
   private client: pg.Client | null = null;
-  private held = false;
+  private state: 'none' | 'held' | 'lost' = 'none';
+  private generation = 0;
+  private backendPid = 0;
+  private probeTimer: NodeJS.Timeout | null = null;
   private readonly lostListeners = new Set<(cause: unknown) => void>();
+  private readonly probeMs: number;
 
   constructor(
     private readonly url: string,
     private readonly logger: Logger,
-  ) {}
+    opts: AdvisoryLockOptions = {},
+  ) {
+    this.probeMs = opts.probeMs ?? PROBE_MS;
+  }
 
-  async tryLock(holder: string): Promise<LockResult> {
-    if (this.held) return { acquired: true };
+  async tryLock(holder: string, mode: LockMode = 'exclusive'): Promise<LockResult> {
+    if (this.state === 'held') return { acquired: true };
+    if (this.state === 'lost') await this.unlock();
     const client = await this.connection();
-    const r = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [SYNC_LOCK_KEY]);
+    const fn = mode === 'shared' ? 'pg_try_advisory_lock_shared' : 'pg_try_advisory_lock';
+    const r = await client.query<{ ok: boolean; pid: number }>(
+      `SELECT ${fn}($1) AS ok, pg_backend_pid() AS pid`,
+      [SYNC_LOCK_KEY],
+    );
     if (!r.rows[0]?.ok) {
       const h = await client.query<{ holder: string }>(HOLDER_SQL, [SYNC_LOCK_KEY]);
       return { acquired: false, holder: h.rows[0]?.holder };
     }
-    this.held = true;
+    this.backendPid = r.rows[0].pid;
     try {
-      await client.query(
-        `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at)
-         VALUES ($1, $2, pg_backend_pid(), now())
-         ON CONFLICT (lock_key) DO UPDATE
-         SET holder = EXCLUDED.holder, backend_pid = EXCLUDED.backend_pid, acquired_at = EXCLUDED.acquired_at`,
+      // An exclusive taker starts a new generation: fenced writes of earlier holders (a run
+      // whose connection died unnoticed) are refused from now on. Its UPDATE waits for their
+      // transactions in flight, which hold the row FOR SHARE.
+      const g = await client.query<{ generation: string | number }>(
+        mode === 'exclusive'
+          ? `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at, generation)
+             VALUES ($1, $2, pg_backend_pid(), now(), 1)
+             ON CONFLICT (lock_key) DO UPDATE
+             SET holder = EXCLUDED.holder, backend_pid = EXCLUDED.backend_pid,
+                 acquired_at = EXCLUDED.acquired_at, generation = geo.sync_lock.generation + 1
+             RETURNING generation`
+          : `WITH ins AS (
+               INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at, generation)
+               VALUES ($1, $2, pg_backend_pid(), now(), 0)
+               ON CONFLICT (lock_key) DO NOTHING RETURNING generation)
+             SELECT generation FROM ins UNION ALL SELECT generation FROM geo.sync_lock WHERE lock_key = $1
+             LIMIT 1`,
         [SYNC_LOCK_KEY, holder],
       );
+      this.generation = Number(g.rows[0]!.generation);
     } catch (e) {
       // Not holding a lock nobody could name: give it back (e.g. the warehouse is not migrated).
       await this.unlock();
       throw e;
     }
+    this.state = 'held';
+    this.startProbe(client);
     return { acquired: true };
+  }
+
+  /**
+   * The commit-time check of ownership (see the file comment); null while no lock is held. After
+   * a loss, a check that never passes, until unlock().
+   */
+  fence(): Fence | null {
+    if (this.state === 'none') return null;
+    if (this.state === 'lost') return { what: 'the warehouse lock', sql: NEVER_SQL, params: [] };
+    return {
+      what: 'the warehouse lock',
+      sql: FENCE_SQL,
+      params: [SYNC_LOCK_KEY, this.generation, this.backendPid],
+      onLost: (e) => this.markLost(e),
+    };
   }
 
   /** Calls `listener` once if the lock is lost while held (not on unlock()); returns the unsubscribe. */
@@ -68,34 +161,62 @@ export class AdvisoryLock {
     return () => this.lostListeners.delete(listener);
   }
 
-  /** Releases the lock: ends the dedicated connection, which drops every session lock it held. */
+  /**
+   * Releases the lock: ends the dedicated connection, which drops every session lock it held.
+   * Bounded: a connection that does not end in time is dropped (the server releases the lock
+   * when it notices).
+   */
   async unlock(): Promise<void> {
+    this.stopProbe();
+    this.state = 'none';
     const client = this.client;
     this.client = null;
     if (!client) return;
-    if (this.held) {
-      this.held = false;
-      await client
-        .query('DELETE FROM geo.sync_lock WHERE lock_key = $1 AND backend_pid = pg_backend_pid()', [
-          SYNC_LOCK_KEY,
-        ])
-        .catch(() => undefined);
-    }
-    await client.end().catch(() => undefined);
+    await withTimeout(client.end(), UNLOCK_TIMEOUT_MS, 'ending the lock connection').catch(() =>
+      destroy(client),
+    );
+  }
+
+  /** The lock is gone (or cannot be shown to be held): tell the listeners, drop the connection. */
+  markLost(cause: unknown): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    this.stopProbe();
+    const client = this.client;
+    this.client = null;
+    if (client) destroy(client);
+    this.logger.error({ err: cause }, 'the warehouse lock is lost: this run stops');
+    const listeners = [...this.lostListeners];
+    this.lostListeners.clear();
+    for (const l of listeners) l(cause);
+  }
+
+  private startProbe(client: pg.Client): void {
+    this.stopProbe();
+    const probe = () => {
+      withTimeout(client.query('SELECT 1'), this.probeMs, 'the lock connection probe')
+        .then(() => {
+          if (this.state === 'held' && this.client === client)
+            this.probeTimer = setTimeout(probe, this.probeMs);
+        })
+        .catch((e: unknown) => {
+          if (this.client === client) this.markLost(e);
+        });
+    };
+    this.probeTimer = setTimeout(probe, this.probeMs);
+    this.probeTimer.unref();
+  }
+
+  private stopProbe(): void {
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = null;
   }
 
   private async connection(): Promise<pg.Client> {
     if (this.client) return this.client;
-    const client = createClient(this.url, 'geo-sync lock');
+    const client = createClient(this.url, LOCK_APPLICATION_NAME, { keepAlive: true });
     const lost = (cause: unknown) => {
-      if (this.client !== client) return; // unlock() ended it, or it was already lost
-      this.client = null;
-      if (!this.held) return;
-      this.held = false;
-      this.logger.error({ err: cause }, 'the warehouse lock connection failed: the lock is lost');
-      const listeners = [...this.lostListeners];
-      this.lostListeners.clear();
-      for (const l of listeners) l(cause);
+      if (this.client === client) this.markLost(cause);
     };
     client.on('error', lost);
     // A connection closed by the server without an error message loses the lock all the same.

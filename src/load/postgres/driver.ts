@@ -9,7 +9,7 @@ import type { Json } from '../../transform/rows.ts';
 import type { Connection, Driver, LoadMode, Param, TransactionOptions } from '../core/driver.ts';
 import { columnList, insertSelectSql } from '../core/statements.ts';
 import { qualified, type ColumnKind, type TableSpec } from '../tables.ts';
-import type { LockResult } from '../warehouse.ts';
+import type { Fence, LockMode, LockResult } from '../warehouse.ts';
 import { AdvisoryLock, MIGRATION_LOCK_KEY } from './advisory-lock.ts';
 import { copyRows } from './copy.ts';
 import { createPool, withTransaction } from './pool.ts';
@@ -139,8 +139,11 @@ export class PostgresDriver implements Driver {
     );
   }
 
-  tryLock(holder: string): Promise<LockResult> {
-    return this.lock.tryLock(holder);
+  tryLock(holder: string, mode?: LockMode): Promise<LockResult> {
+    return this.lock.tryLock(holder, mode);
+  }
+  lockFence(): Fence | null {
+    return this.lock.fence();
   }
   onLockLost(listener: (cause: unknown) => void): () => void {
     return this.lock.onLost(listener);

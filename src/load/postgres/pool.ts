@@ -14,9 +14,21 @@ export function createPool(url: string): pg.Pool {
   });
 }
 
-/** A single connection of the warehouse's (for the lock), with the same value conventions. */
-export function createClient(url: string, applicationName: string): pg.Client {
-  return new pg.Client({ connectionString: url, types: warehouseTypes, application_name: applicationName });
+/**
+ * A single connection of the warehouse's (for the lock), with the same value conventions.
+ * `keepAlive`: TCP keepalive probes after 10 s idle, so a peer that vanished is noticed by the OS.
+ */
+export function createClient(
+  url: string,
+  applicationName: string,
+  opts: { keepAlive?: boolean } = {},
+): pg.Client {
+  return new pg.Client({
+    connectionString: url,
+    types: warehouseTypes,
+    application_name: applicationName,
+    ...(opts.keepAlive ? { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } : {}),
+  });
 }
 
 export interface TransactionOptions {
