@@ -85,6 +85,11 @@ export const ConfigSchema = z.strictObject({
    * @default 900
    */
   jobTimeoutSeconds: z.number().int().min(1).max(86_399).default(900),
+  /**
+   * Distributed backfill: days a queued job is kept before pg-boss may archive it unrun (its own
+   * default is 14, shorter than a long backfill on a small fleet takes). @default 90
+   */
+  jobRetentionDays: z.number().int().min(1).max(3650).default(90),
   /** Distributed backfill: retries of a failed job before it is kept as failed. @default 3 */
   jobRetries: z.number().int().min(0).max(20).default(3),
   /** Distributed backfill: first retry delay, seconds (doubles each retry, with jitter). @default 10 */
@@ -134,6 +139,7 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_SCHEDULE: { key: 'schedule', kind: 'string' },
   GEO_JOB_TIMEOUT_SECONDS: { key: 'jobTimeoutSeconds', kind: 'int' },
   GEO_JOB_RETRIES: { key: 'jobRetries', kind: 'int' },
+  GEO_JOB_RETENTION_DAYS: { key: 'jobRetentionDays', kind: 'int' },
   GEO_JOB_RETRY_DELAY_SECONDS: { key: 'jobRetryDelaySeconds', kind: 'int' },
   GEO_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   GEO_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
@@ -175,8 +181,16 @@ function readEnvValue(env: string, kind: Kind, text: string, problems: string[])
       }
       return Number(t);
     case 'intList': {
+      // Set but blank: as if unset (every readable project). A list of separators only is a
+      // mistake (an empty variable spliced into "A,$B"), not "every project".
       if (t === '') return [];
       const parts = t.split(/[\s,]+/).filter(Boolean);
+      if (parts.length === 0) {
+        problems.push(
+          `${env}: expected comma-separated page project IDs (integers), got only separators ${JSON.stringify(text)}`,
+        );
+        return undefined;
+      }
       const bad = parts.filter((p) => !/^\d+$/.test(p));
       if (bad.length) {
         problems.push(

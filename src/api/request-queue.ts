@@ -11,8 +11,12 @@
  *    so the lowered rate after a 429 is enforced here, by the same sliding-window count, and the
  *    gate also holds requests while the queue is paused for a `Retry-After`.
  *
+ * The gate's window is as long as the rate needs, so any rate is kept exactly, below 1 per second
+ * too: `n = max(1, round(rate * intervalMs / 1000))` starts in any window of `n * 1000 / rate` ms
+ * (0.4 requests/s: 1 start per 2.5 s; 1.4: 1 per 714 ms; 20: 20 per second).
+ *
  * AIMD (additive increase, multiplicative decrease, as TCP does): a 429 halves the effective
- * concurrency and rate (floors of 1); each run of `successesPerIncrease` successes raises them by
+ * concurrency (floor 1) and rate (floor 5% of the ceiling: 1 request/s at the default 20); each run of `successesPerIncrease` successes raises them by
  * one step back towards the configured maxima. Rate limits are unknown (spec 8), so the defaults
  * are polite and the queue finds the real limit by itself.
  */
@@ -118,11 +122,12 @@ export class RequestQueue {
   readonly #rateStep: number;
   #rate: number;
   /**
-   * Start times, oldest first, from index `#startsHead` on: the AIMD gate's sliding window. Expired
-   * entries are skipped by moving the head and dropped in one copy once they are most of the array.
+   * The latest start times, oldest first: the AIMD gate's sliding window needs only the last
+   * `cap` of them (a start is allowed when the cap-th latest left the window). Trimmed to the
+   * largest cap in one copy once it is twice that long.
    */
   #starts: number[] = [];
-  #startsHead = 0;
+  readonly #keepStarts: number;
   #pausedUntil = 0;
   #resumeTimer: NodeJS.Timeout | undefined;
   #lastDecreaseAt = Number.NEGATIVE_INFINITY;
@@ -150,6 +155,7 @@ export class RequestQueue {
     );
     this.maxPauseMs = positiveNumber('maxPauseMs', opts.maxPauseMs ?? DEFAULTS.maxPauseMs);
     this.#rateStep = Math.max(1, this.maxRequestsPerSecond / 10);
+    this.#keepStarts = this.#gate(this.maxRequestsPerSecond).cap;
     this.#rate = this.maxRequestsPerSecond;
     this.#queue = new PQueue({
       concurrency: this.maxConcurrency,
@@ -216,16 +222,19 @@ export class RequestQueue {
    * values become the share; local AIMD keeps working below it. Capped by the maxima.
    */
   setShare(share: { concurrency: number; requestsPerSecond: number }): void {
-    this.#shareConcurrency = Math.min(this.maxConcurrency, Math.max(1, Math.floor(share.concurrency)));
-    this.#shareRate = Math.min(this.maxRequestsPerSecond, Math.max(0.1, share.requestsPerSecond));
-    this.#queue.concurrency = this.#shareConcurrency;
+    // A share of 0 requests in flight holds every start (p-queue needs a concurrency of 1 or more:
+    // the gate holds them). The rate share is kept as it is, fractions included, above a floor
+    // that keeps the window finite.
+    this.#shareConcurrency = Math.min(this.maxConcurrency, Math.max(0, Math.floor(share.concurrency)));
+    this.#shareRate = Math.min(this.maxRequestsPerSecond, Math.max(0.001, share.requestsPerSecond));
+    this.#queue.concurrency = Math.max(1, this.#shareConcurrency);
     this.#rate = this.#shareRate;
     this.#successesSinceChange = 0;
   }
 
   /** A request succeeded: one step closer to the next additive increase. */
   reportSuccess(): void {
-    const maxConcurrency = Math.min(this.maxConcurrency, this.#shareConcurrency);
+    const maxConcurrency = Math.max(1, Math.min(this.maxConcurrency, this.#shareConcurrency));
     const maxRate = Math.min(this.maxRequestsPerSecond, this.#shareRate);
     if (this.concurrency >= maxConcurrency && this.#rate >= maxRate) return;
     this.#successesSinceChange++;
@@ -249,7 +258,10 @@ export class RequestQueue {
     this.#lastDecreaseAt = now;
     this.#successesSinceChange = 0;
     this.#queue.concurrency = Math.max(1, Math.floor(this.concurrency * this.#decreaseFactor));
-    this.#rate = Math.max(1, this.#rate * this.#decreaseFactor);
+    // The floor is 5% of this process's ceiling (its share, when it has one), never above what
+    // the rate was: a worker whose share is 0.4 requests/s is not raised to 1 by a 429.
+    const floor = Math.min(this.maxRequestsPerSecond, this.#shareRate) * 0.05;
+    this.#rate = Math.max(Math.min(floor, this.#rate), this.#rate * this.#decreaseFactor);
     this.#counters.decreases++;
   }
 
@@ -282,6 +294,12 @@ export class RequestQueue {
     return Math.max(1, Math.round((rate * this.intervalMs) / 1000));
   }
 
+  /** The AIMD gate at `rate`: at most `cap` starts in any `windowMs` (see the file comment). */
+  #gate(rate: number): { cap: number; windowMs: number } {
+    const cap = this.#capFor(rate);
+    return { cap, windowMs: (cap * 1000) / rate };
+  }
+
   /**
    * Waits until the queue is not paused and the effective (AIMD) rate allows one more start in the
    * sliding window, then records the start (`#tryStart`, which `run` calls first and alone when
@@ -296,26 +314,26 @@ export class RequestQueue {
         await sleep(this.#pausedUntil - now, signal);
         continue;
       }
+      if (this.#shareConcurrency === 0) {
+        // No request in flight allowed until the next share: look again shortly.
+        await sleep(100, signal);
+        continue;
+      }
       // The start that must leave the window before one more fits.
-      const cap = this.#capFor(this.#rate);
-      const oldest = this.#starts[Math.max(this.#startsHead, this.#starts.length - cap)] as number;
-      await sleep(Math.max(1, oldest + this.intervalMs - now), signal);
+      const { cap, windowMs } = this.#gate(this.#rate);
+      const oldest = this.#starts[this.#starts.length - cap] as number;
+      await sleep(Math.max(1, Math.ceil(oldest + windowMs - now)), signal);
     }
   }
 
-  /** Records a start at `now` if no pause and no rate limit forbids it. */
+  /** Records a start at `now` if no pause, no zero share and no rate limit forbids it. */
   #tryStart(now: number): boolean {
-    if (now < this.#pausedUntil) return false;
-    const since = now - this.intervalMs;
-    let head = this.#startsHead;
-    while (head < this.#starts.length && (this.#starts[head] as number) <= since) head++;
-    if (head > 1024 && head * 2 > this.#starts.length) {
-      this.#starts = this.#starts.slice(head);
-      head = 0;
-    }
-    this.#startsHead = head;
-    if (this.#starts.length - head >= this.#capFor(this.#rate)) return false;
+    if (now < this.#pausedUntil || this.#shareConcurrency === 0) return false;
+    const { cap, windowMs } = this.#gate(this.#rate);
+    const n = this.#starts.length;
+    if (n >= cap && (this.#starts[n - cap] as number) > now - windowMs) return false;
     this.#starts.push(now);
+    if (this.#starts.length > 2 * this.#keepStarts) this.#starts = this.#starts.slice(-this.#keepStarts);
     return true;
   }
 }

@@ -40,8 +40,21 @@ export function parsePort(value: string): number {
   return Number(value);
 }
 
+/**
+ * A repeatable, comma-separated ID list. An empty list (`--task ""`, `--task ,`: an unset shell
+ * variable) is bad usage, never "no filter": `state reset --task "$T"` must not forget every task.
+ */
 export function collectIds(value: string, previous: number[] = []): number[] {
-  return [...previous, ...value.split(',').filter(Boolean).map(parseId)];
+  const parts = value.split(',').map((p) => p.trim());
+  if (parts.every((p) => p === '')) {
+    throw new InvalidArgumentError(
+      `expected one or more IDs (comma-separated), got an empty list "${value}"`,
+    );
+  }
+  if (parts.some((p) => p === '')) {
+    throw new InvalidArgumentError(`expected comma-separated IDs with none empty, got "${value}"`);
+  }
+  return [...previous, ...parts.map(parseId)];
 }
 
 /** Options every command that talks to the API or the warehouse takes; they override config. */

@@ -124,7 +124,7 @@ export function workerCommand(): Command {
       'take jobs of distributed backfills (backfill --distributed) from the queue in PostgreSQL and run them',
     )
     .option('--concurrency <n>', 'units (jobs) this worker runs at once (default 2)', parsePositiveInt)
-    .option('--exit-when-idle', 'exit 0 once no job is queued or active', false)
+    .option('--exit-when-idle', 'exit once no job is queued or active (0; 3 when a job it ran failed)', false)
     .option('--config <file>', 'JSON config file (default: GEO_CONFIG)')
     .option('--base-url <url>', 'API base URL (GEO_BASE_URL)')
     .option('--warehouse <target>', 'postgres:// URL (GEO_WAREHOUSE): the warehouse and the job queue')
@@ -163,7 +163,10 @@ export function workerCommand(): Command {
                 { concurrency: opts.concurrency ?? 2, exitWhenIdle: Boolean(opts.exitWhenIdle) },
               );
               logger.info({ ...r, interrupted: signals.signal.aborted }, 'worker stopped');
-              return EXIT.success;
+              // What happened, as for every command: 130 when a signal cut work short, 3 when a
+              // job this worker ran failed here (retried or failed for good), 0 otherwise.
+              if (signals.signal.aborted) return EXIT.interrupted;
+              return r.failed > 0 ? EXIT.partial : EXIT.success;
             } finally {
               await boss.stop({ graceful: false, wait: true });
             }

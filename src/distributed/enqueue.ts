@@ -141,6 +141,9 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
       retryDelay: config.jobRetryDelaySeconds,
       retryBackoff: true,
       expireInSeconds: config.jobTimeoutSeconds,
+      // pg-boss archives a job still queued past its keep_until (14 days by default): a long
+      // backfill would lose units unrun. Kept GEO_JOB_RETENTION_DAYS instead.
+      keepUntil: new Date(Date.now() + config.jobRetentionDays * 86_400_000).toISOString(),
     };
     const jobs: PgBoss.JobInsert<JobData>[] = plan.units.map((u) => ({
       ...common,

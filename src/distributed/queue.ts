@@ -3,7 +3,8 @@
  * warehouse's PostgreSQL database, plus three small tables of ours in the same schema:
  * - `backfills`: one row per distributed backfill (what was planned), so `--wait` can report it;
  * - `workers`: a heartbeat per live worker, so each takes its share of the key's rate;
- * - `rate_state`: the shared AIMD factor that a 429 seen by any worker lowers for all.
+ * - `rate_state`: the shared AIMD factor that a 429 seen by any worker lowers for all;
+ * - `concurrency_slots`: the requests in flight of the fleet, one row per slot held.
  *
  * pg-boss keeps job states (created, retry, active, completed, failed), expires the job of a
  * killed worker after its `expireInSeconds` and retries failed jobs with backoff.
@@ -114,6 +115,13 @@ CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.rate_state (
   last_change_at   TIMESTAMPTZ NOT NULL DEFAULT now()
 );
 INSERT INTO ${QUEUE_SCHEMA}.rate_state (id, factor) VALUES (1, 1) ON CONFLICT DO NOTHING;
+-- Requests in flight, as numbered slots: a worker sends at most as many at once as it holds
+-- rows here, so the fleet's total never exceeds GEO_CONCURRENCY (slots 0..GEO_CONCURRENCY-1).
+CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.concurrency_slots (
+  slot      INTEGER PRIMARY KEY,
+  worker_id TEXT,
+  seen_at   TIMESTAMPTZ
+);
 `;
 
 /**
@@ -172,6 +180,11 @@ export interface JobStateRow {
   data: JobData;
   retry_count: number;
   message: string | null;
+  /**
+   * Found only in pg-boss's archive. An archived job in an open state (created, retry, active)
+   * will never run: pg-boss archived it past its keep_until. It is lost, not pending.
+   */
+  archived: boolean;
 }
 
 /** Every job of a backfill, wherever pg-boss keeps it now (the live table or the archive). */
@@ -182,9 +195,9 @@ export async function backfillJobs(
   const cols = `id::text AS id, state::text AS state, data, retry_count,
     COALESCE(output->>'message', output->'value'->>'message') AS message`;
   const r = await db.query<JobStateRow>(
-    `SELECT ${cols} FROM ${QUEUE_SCHEMA}.job WHERE name = $1 AND data->>'backfill' = $2
+    `SELECT ${cols}, false AS archived FROM ${QUEUE_SCHEMA}.job WHERE name = $1 AND data->>'backfill' = $2
      UNION ALL
-     SELECT ${cols} FROM ${QUEUE_SCHEMA}.archive a WHERE name = $1 AND data->>'backfill' = $2
+     SELECT ${cols}, true AS archived FROM ${QUEUE_SCHEMA}.archive a WHERE name = $1 AND data->>'backfill' = $2
        AND NOT EXISTS (SELECT 1 FROM ${QUEUE_SCHEMA}.job j WHERE j.name = a.name AND j.id = a.id)`,
     [QUEUE_NAME, backfill],
   );
@@ -194,3 +207,10 @@ export async function backfillJobs(
 /** Jobs not finished yet: queued, waiting for a retry, or taken by a worker. */
 export const isOpen = (state: JobStateRow['state']): boolean =>
   state === 'created' || state === 'retry' || state === 'active';
+
+/** Open but archived by pg-boss: it will never run (see JobStateRow.archived). */
+export const isLost = (j: Pick<JobStateRow, 'state' | 'archived'>): boolean => j.archived && isOpen(j.state);
+
+/** Jobs a worker may still run. */
+export const isPending = (j: Pick<JobStateRow, 'state' | 'archived'>): boolean =>
+  isOpen(j.state) && !j.archived;

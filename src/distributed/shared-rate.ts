@@ -11,6 +11,15 @@
  * report it, and that is one signal); calm ticks raise it by a step again, one worker at a time.
  * Each worker's local RequestQueue still reacts at once to its own 429 (pause on Retry-After,
  * local decrease) until the next tick sets the shared share.
+ *
+ * The rate share is a fraction (0.4 requests/s is kept as such by the RequestQueue). Concurrency
+ * is whole requests, so it is not divided but handed out: `total * factor` (at least 1) slots,
+ * each a row of `geo_queue.concurrency_slots` held by one worker, fair shares by rank among the
+ * live workers (some get 0 when there are more workers than slots, and then take no job). A
+ * worker gives back a slot only once it has fewer requests in flight than slots, so the fleet
+ * never has more in flight than GEO_CONCURRENCY. A dead worker's slots are taken over once its
+ * heartbeat is `staleMs` old (a worker stalled that long, then resumed, is the one exception,
+ * until its next tick).
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';
@@ -62,7 +71,7 @@ export class SharedRate {
    * One tick: heartbeat, report the 429s seen since the last tick (if any), let the factor rise
    * when calm, and return this worker's share.
    */
-  async tick(db: Db, rateLimitedSinceLastTick: number, busy = true): Promise<Share> {
+  async tick(db: Db, rateLimitedSinceLastTick: number, busy = true, inFlight = 0): Promise<Share> {
     const o = this.#o;
     await db.query(
       `INSERT INTO ${QUEUE_SCHEMA}.workers (worker_id, host, pid) VALUES ($1, $2, $3)
@@ -88,26 +97,75 @@ export class SharedRate {
         [o.increaseStep, o.increaseAfterMs],
       );
     }
-    const r = await db.query<{ live: string; factor: number }>(
-      `SELECT (SELECT count(*) FROM ${QUEUE_SCHEMA}.workers
-                WHERE (seen_at > now() - $1 * interval '1 millisecond'
-                       AND (idle_since IS NULL OR idle_since > now() - $3 * interval '1 millisecond'))
-                   OR worker_id = $2) AS live,
+    const r = await db.query<{ workers: string[]; factor: number }>(
+      `SELECT ARRAY(SELECT worker_id FROM ${QUEUE_SCHEMA}.workers
+                    WHERE (seen_at > now() - $1 * interval '1 millisecond'
+                           AND (idle_since IS NULL OR idle_since > now() - $3 * interval '1 millisecond'))
+                       OR worker_id = $2
+                    ORDER BY worker_id) AS workers,
               (SELECT factor FROM ${QUEUE_SCHEMA}.rate_state WHERE id = 1) AS factor`,
       [o.staleMs, o.workerId, o.idleGraceMs],
     );
-    const live = Math.max(1, Number(r.rows[0]?.live ?? 1));
+    const workers = r.rows[0]?.workers ?? [o.workerId];
+    const live = Math.max(1, workers.length);
+    const rank = Math.max(0, workers.indexOf(o.workerId));
     const factor = Number(r.rows[0]?.factor ?? 1);
+    const slots = Math.max(1, Math.floor(o.totalConcurrency * factor));
+    const target = Math.floor(slots / live) + (rank < slots % live ? 1 : 0);
     return {
       live,
       factor,
       requestsPerSecond: (o.totalRequestsPerSecond * factor) / live,
-      concurrency: Math.max(1, Math.floor((o.totalConcurrency * factor) / live)),
+      concurrency: await this.#holdSlots(db, target, inFlight),
     };
+  }
+
+  /**
+   * Holds `target` slots, or more while more requests than that are in flight (given back at a
+   * later tick): refreshes the slots held, gives back the extra ones, takes free or stale ones.
+   * Returns how many it holds.
+   */
+  async #holdSlots(db: Db, target: number, inFlight: number): Promise<number> {
+    const o = this.#o;
+    const total = o.totalConcurrency;
+    await db.query(
+      `INSERT INTO ${QUEUE_SCHEMA}.concurrency_slots (slot) SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING`,
+      [total],
+    );
+    const held = await db.query<{ slot: number }>(
+      `UPDATE ${QUEUE_SCHEMA}.concurrency_slots SET seen_at = now()
+       WHERE worker_id = $1 AND slot < $2 RETURNING slot`,
+      [o.workerId, total],
+    );
+    let holding = held.rowCount ?? 0;
+    const keep = Math.max(target, Math.min(holding, inFlight));
+    if (holding > keep) {
+      const r = await db.query(
+        `UPDATE ${QUEUE_SCHEMA}.concurrency_slots SET worker_id = NULL, seen_at = NULL
+         WHERE slot IN (SELECT slot FROM ${QUEUE_SCHEMA}.concurrency_slots WHERE worker_id = $1
+                        ORDER BY slot DESC LIMIT $2)`,
+        [o.workerId, holding - keep],
+      );
+      holding -= r.rowCount ?? 0;
+    } else if (holding < target) {
+      const r = await db.query(
+        `UPDATE ${QUEUE_SCHEMA}.concurrency_slots SET worker_id = $1, seen_at = now()
+         WHERE slot IN (SELECT slot FROM ${QUEUE_SCHEMA}.concurrency_slots
+                        WHERE slot < $3 AND (worker_id IS NULL OR seen_at < now() - $4 * interval '1 millisecond')
+                        ORDER BY slot LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [o.workerId, target - holding, total, o.staleMs],
+      );
+      holding += r.rowCount ?? 0;
+    }
+    return holding;
   }
 
   /** The worker is leaving: the others take its share at their next tick. */
   async leave(db: Db): Promise<void> {
+    await db.query(
+      `UPDATE ${QUEUE_SCHEMA}.concurrency_slots SET worker_id = NULL, seen_at = NULL WHERE worker_id = $1`,
+      [this.#o.workerId],
+    );
     await db.query(`DELETE FROM ${QUEUE_SCHEMA}.workers WHERE worker_id = $1`, [this.#o.workerId]);
   }
 }

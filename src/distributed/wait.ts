@@ -1,14 +1,23 @@
 /**
  * `backfill --distributed --wait`: follows a backfill's jobs until none is queued, waiting for a
  * retry, or active; then builds the usual run summary from the queue's job states and the
- * workers' rows in geo.sync_runs.
+ * workers' rows in geo.sync_runs. A job pg-boss archived before it ran (its keep_until passed
+ * while it was queued) is lost: reported as a failed unit that says so, never waited for.
  */
 import type pg from 'pg';
 import type { Warehouse } from '../load/warehouse.ts';
 import { newCounters } from '../sync/context.ts';
 import type { Progress, RunSummary } from '../sync/run.ts';
 import type { RunStatus, SyncRunRow } from '../transform/rows.ts';
-import { backfillJobs, isAccountJob, isOpen, QUEUE_NAME, QUEUE_SCHEMA, type JobStateRow } from './queue.ts';
+import {
+  backfillJobs,
+  isAccountJob,
+  isLost,
+  isPending,
+  QUEUE_NAME,
+  QUEUE_SCHEMA,
+  type JobStateRow,
+} from './queue.ts';
 
 type Db = Pick<pg.ClientBase, 'query'>;
 
@@ -53,12 +62,12 @@ export async function waitForBackfill(
     const units = jobs.filter((j) => !isAccountJob(j.data));
     const runs = opts.onProgress ? await backfillRuns(warehouse, backfill) : [];
     opts.onProgress?.({
-      unitsDone: units.filter((j) => !isOpen(j.state)).length,
+      unitsDone: units.filter((j) => !isPending(j)).length,
       unitsTotal: units.length,
       rows: runs.reduce((n, r) => n + Object.values(rowsOf(r)).reduce((a, b) => a + Number(b), 0), 0),
       requests: runs.reduce((n, r) => n + Number(r.requests), 0),
     });
-    if (!jobs.some((j) => isOpen(j.state))) return summarize(db, warehouse, backfill, jobs);
+    if (!jobs.some(isPending)) return summarize(db, warehouse, backfill, jobs);
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
   }
@@ -90,11 +99,20 @@ export async function summarize(
   let failedJobs = 0;
   for (const j of jobs) {
     if (isAccountJob(j.data)) {
-      if (j.state === 'failed') failedJobs++;
+      if (j.state === 'failed' || isLost(j)) failedJobs++;
       continue;
     }
     c.unitsTotal++;
-    if (j.state === 'completed') c.unitsDone++;
+    if (isLost(j)) {
+      c.unitsFailed++;
+      failedJobs++;
+      failedUnits.push({
+        unit: { task_id: j.data.task_id, date: j.data.date },
+        error:
+          `lost: pg-boss archived the job while it was still ${j.state} (its keep_until passed, see ` +
+          'GEO_JOB_RETENTION_DAYS); run the same backfill --distributed again to queue it',
+      });
+    } else if (j.state === 'completed') c.unitsDone++;
     else if (j.state === 'failed' || j.state === 'cancelled') {
       c.unitsFailed++;
       failedJobs++;

@@ -6,6 +6,14 @@
  *
  * Stopping (SIGTERM): no new jobs; units in flight are abandoned between pages without their
  * checkpoint (as `schedule` does) and their jobs are handed back to the queue at once.
+ *
+ * Exclusivity is proven, not assumed (job-lease.ts): each attempt's writes are fenced by its job
+ * (still `active` with this attempt's start, checked inside each write transaction), its lease is
+ * renewed every tick while it works, and complete/fail/hand-back change the job only while the
+ * attempt owns it. An attempt that lost its job (expired while stalled, then run by another
+ * worker) stops, writes nothing more and leaves the job to its owner. The worker also holds the
+ * warehouse lock *shared* while it has work, so `sync`, `backfill` and `state reset` (exclusive)
+ * wait for the fleet and the fleet for them; losing it stops the jobs in flight.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -19,9 +27,18 @@ import { syncDiagnoses, syncFinance } from '../sync/account-data.ts';
 import { RunContext } from '../sync/context.ts';
 import { newRunId, type ApiStats } from '../sync/run.ts';
 import { isFatal, runUnit } from '../sync/unit.ts';
+import { lockHolder } from '../sync/lock.ts';
 import type { Json, RunStatus, SyncRunRow } from '../transform/rows.ts';
+import {
+  attemptFence,
+  completeAttempt,
+  failAttempt,
+  handBackAttempt,
+  renewLease,
+  type Attempt,
+} from './job-lease.ts';
 import { isAccountJob, QUEUE_NAME, QUEUE_SCHEMA, type JobData } from './queue.ts';
-import { SharedRate } from './shared-rate.ts';
+import { SharedRate, type Share } from './shared-rate.ts';
 
 export interface WorkerDeps {
   api: Api;
@@ -46,8 +63,21 @@ export interface WorkerOptions {
 
 export interface WorkerResult {
   completed: number;
+  /** Jobs whose attempt here failed (retried by pg-boss while retries are left). */
   failed: number;
+  /** Jobs handed back to the queue: interrupted by a signal or by the loss of the warehouse lock. */
   released: number;
+  /** Attempts that lost their job to another worker (expired meanwhile): nothing of them committed after. */
+  lost: number;
+}
+
+/** An attempt's job was expired and may be another worker's now. */
+export class JobLostError extends Error {
+  readonly code = 'JOB_LOST' as const;
+  constructor(id: string) {
+    super(`job ${id} is no longer this worker's (it expired and may run elsewhere): its attempt stopped`);
+    this.name = 'JobLostError';
+  }
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -71,7 +101,11 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
   const { api, boss, db, config, signal } = deps;
   const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const logger = deps.logger.child({ worker: workerId });
-  const result: WorkerResult = { completed: 0, failed: 0, released: 0 };
+  const result: WorkerResult = { completed: 0, failed: 0, released: 0, lost: 0 };
+  const timeoutSeconds = config.jobTimeoutSeconds;
+  // Leases are renewed every tick: three ticks per job timeout at least, so one slow tick
+  // (a busy database) does not let a live attempt's job expire.
+  const tickMs = Math.max(100, Math.min(opts.tickMs ?? 1000, (timeoutSeconds * 1000) / 3));
   const shared = new SharedRate({
     workerId,
     totalRequestsPerSecond: config.requestsPerSecond,
@@ -90,11 +124,27 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
   // The share is known before the first job starts, then refreshed every tick.
   let seen429 = api.client.stats.rateLimited;
   let lastShare = '';
+  let share: Share = {
+    live: 1,
+    factor: 1,
+    requestsPerSecond: config.requestsPerSecond,
+    concurrency: config.concurrency,
+  };
   let starting = true;
   let active = 0;
+  // Attempts in flight: their leases are renewed every tick; a renewal that finds the job gone
+  // (expired while this process stalled) stops the attempt.
+  const attempts = new Map<string, { attempt: Attempt; stop: AbortController }>();
+  const renew = async () => {
+    for (const { attempt, stop } of [...attempts.values()]) {
+      if (stop.signal.aborted) continue;
+      if (!(await renewLease(db, attempt, timeoutSeconds))) stop.abort(new JobLostError(attempt.id));
+    }
+  };
   const tick = async () => {
+    await renew();
     const now429 = api.client.stats.rateLimited;
-    const share = await shared.tick(db, now429 - seen429, starting || active > 0);
+    share = await shared.tick(db, now429 - seen429, starting || active > 0, api.client.queue.stats.running);
     seen429 = now429;
     api.client.queue.setShare(share);
     const text = `${share.live}/${share.factor.toFixed(2)}`;
@@ -114,12 +164,12 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
   // Two beats before the first job: workers starting together see each other before any of
   // them sends a request at a rate meant for fewer workers.
   await tick();
-  await sleep(opts.tickMs ?? 1000, signal);
+  await sleep(tickMs, signal);
   await tick();
   starting = false;
   const ticker = setInterval(() => {
     tick().catch((e: unknown) => logger.warn({ err: e }, 'heartbeat failed'));
-  }, opts.tickMs ?? 1000);
+  }, tickMs);
 
   // Requests are counted by the one client all jobs of this worker share. Each job's row gets
   // the requests made since the previous job of this worker ended: per job an approximation
@@ -146,10 +196,57 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     return Number(r.rows[0]?.n ?? 0) === 0;
   };
 
+  // The warehouse lock, shared with the other workers while this one has work; released when idle
+  // so that an exclusive run (sync, backfill, state reset) can go. `users`: slots holding it.
+  let users = 0;
+  let lockStop = new AbortController();
+  let offLockLost: (() => void) | undefined;
+  let lockHeld = false;
+  let toldWaiting = false;
+  let taking: Promise<boolean> | null = null;
+  const takeLock = (): Promise<boolean> => {
+    taking ??= takeLockOnce().finally(() => (taking = null));
+    return taking;
+  };
+  const takeLockOnce = async (): Promise<boolean> => {
+    if (lockHeld) return true;
+    const r = await deps.warehouse.tryLock(lockHolder('worker'), 'shared');
+    if (!r.acquired) {
+      if (!toldWaiting) logger.info({ holder: r.holder }, 'waiting: another run holds the warehouse lock');
+      toldWaiting = true;
+      return false;
+    }
+    toldWaiting = false;
+    lockHeld = true;
+    lockStop = new AbortController();
+    const stop = lockStop;
+    offLockLost = deps.warehouse.onLockLost?.((cause) => {
+      lockHeld = false;
+      stop.abort(cause);
+    });
+    return true;
+  };
+  const releaseLock = async () => {
+    if (users > 0 || !lockHeld) return;
+    lockHeld = false;
+    offLockLost?.();
+    await deps.warehouse.unlock();
+  };
+
   const slot = async () => {
     while (!signal.aborted) {
-      const [job] = await boss.fetch<JobData>(QUEUE_NAME, { batchSize: 1, includeMetadata: true });
+      users++;
+      let job: PgBoss.JobWithMetadata<JobData> | undefined;
+      try {
+        job =
+          (await takeLock()) && share.concurrency > 0
+            ? (await boss.fetch<JobData>(QUEUE_NAME, { batchSize: 1, includeMetadata: true }))[0]
+            : undefined;
+      } finally {
+        if (!job) users--;
+      }
       if (!job) {
+        await releaseLock();
         if (opts.exitWhenIdle && (await isIdle())) return;
         await sleep(opts.pollMs ?? 1000, signal);
         continue;
@@ -159,10 +256,12 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       active++;
       let release!: () => void;
       const readDone = new Promise<void>((r) => (release = r));
-      const whole: Promise<void> = handleJob(job, () => release())
-        .catch((e: unknown) => logger.error({ err: e, job: job.id }, 'job bookkeeping failed'))
+      const taken = job;
+      const whole: Promise<void> = handleJob(taken, () => release())
+        .catch((e: unknown) => logger.error({ err: e, job: taken.id }, 'job bookkeeping failed'))
         .finally(() => {
           active--;
+          users--;
           release();
           tails.delete(whole);
         });
@@ -176,7 +275,14 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     const attempt = job.retryCount + 1;
     const runId = newRunId(new Date());
     const log = logger.child({ runId, job: job.id, attempt });
-    const ctx = new RunContext(runId, api.port, deps.warehouse, log, config, signal, () => new Date());
+    const owned: Attempt = { id: job.id, startedOn: new Date(job.startedOn) };
+    // The attempt stops on the process's signal, on the loss of the warehouse lock, and on the
+    // loss of its job (a renewal or a fenced write that finds it gone).
+    const jobStop = new AbortController();
+    attempts.set(job.id, { attempt: owned, stop: jobStop });
+    const stopped = AbortSignal.any([signal, lockStop.signal, jobStop.signal]);
+    const warehouse = deps.warehouse.withFence(attemptFence(owned, (e) => jobStop.abort(e)));
+    const ctx = new RunContext(runId, api.port, warehouse, log, config, stopped, () => new Date());
     const key = isAccountJob(data) ? 'account' : `${data.task_id}|${data.date}`;
     running.set(key, ctx);
     let used: ApiStats = { requests: 0, retries: 0, rateLimited: 0 };
@@ -209,7 +315,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     log.info({ ...(isAccountJob(data) ? { account: true } : data) }, 'job started');
     let error: string | null = null;
     try {
-      await deps.warehouse.insertRun(row('running', null, null));
+      await warehouse.insertRun(row('running', null, null));
       if (isAccountJob(data)) {
         if (config.enrich.diagnosis) await syncDiagnoses(ctx, data.account.customers);
         if (config.enrich.finance) await syncFinance(ctx);
@@ -218,7 +324,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         readOver();
         const outcome = await read.outcome;
         if (outcome.status === 'done') ctx.counters.unitsDone++;
-        else if (!signal.aborted) {
+        else if (!stopped.aborted) {
           ctx.counters.unitsFailed++;
           error = outcome.error;
         }
@@ -232,43 +338,70 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       await ctx.flushRejects().catch(() => undefined);
     } finally {
       running.delete(key);
+      attempts.delete(job.id);
     }
 
     used = takeRequests();
-    const interrupted = signal.aborted && (error !== null || ctx.counters.unitsDone === 0);
-    const status: RunStatus = interrupted
-      ? 'interrupted'
-      : error
-        ? 'failed'
-        : ctx.counters.rejects > 0
-          ? 'partial'
-          : 'success';
-    await deps.warehouse
+    const lost = jobStop.signal.aborted;
+    const interrupted = !lost && stopped.aborted && (error !== null || ctx.counters.unitsDone === 0);
+    if (lost) error = (jobStop.signal.reason as Error).message;
+    const status: RunStatus = lost
+      ? 'failed'
+      : interrupted
+        ? 'interrupted'
+        : error
+          ? 'failed'
+          : ctx.counters.rejects > 0
+            ? 'partial'
+            : 'success';
+    await warehouse
       .updateRun(row(status, interrupted ? null : error, new Date()))
       .catch((e: unknown) => log.error({ err: e }, 'could not record the job run'));
 
-    if (interrupted) {
-      // Abandoned without a checkpoint: back to the queue for another worker, not counted as
-      // an attempt (pg-boss counts an attempt when a job that has started is fetched again).
-      await db.query(
-        `UPDATE ${QUEUE_SCHEMA}.job SET state = 'created', started_on = NULL, start_after = now()
-         WHERE name = $1 AND id = $2 AND state = 'active'`,
-        [QUEUE_NAME, job.id],
-      );
-      result.released++;
-      log.warn('job handed back to the queue: interrupted');
+    if (lost) {
+      // Another attempt owns the job now (or it was settled by one): nothing to complete or fail.
+      result.lost++;
+      log.warn('job lost: it expired while this attempt ran, and its writes since were refused');
+    } else if (interrupted) {
+      // Abandoned without a checkpoint: back to the queue for another worker at once.
+      if (await handBackAttempt(db, owned)) {
+        result.released++;
+        log.warn('job handed back to the queue: interrupted');
+      } else log.warn("job interrupted; it was no longer this worker's to hand back");
     } else if (error) {
       const last = job.retryCount >= job.retryLimit;
-      await boss.fail(QUEUE_NAME, job.id, { message: error, runId });
-      result.failed++;
-      log.error(
-        { error, retries: job.retryCount, retryLimit: job.retryLimit },
-        last ? 'job failed for good (no retries left)' : 'job failed: it will be retried',
-      );
-    } else {
-      await boss.complete(QUEUE_NAME, job.id, { runId, rows: ctx.counters.rows });
+      if (!isAccountJob(data)) {
+        // `state show` names the failed unit (as a local run's failures are recorded).
+        await warehouse
+          .recordUnitFailures([
+            {
+              task_id: data.task_id,
+              date: data.date,
+              run_id: runId,
+              failed_at: new Date().toISOString(),
+              error,
+            },
+          ])
+          .catch((e: unknown) => log.error({ err: e }, 'could not record the failed unit'));
+      }
+      if (await failAttempt(db, boss, owned, { message: error, runId })) {
+        result.failed++;
+        log.error(
+          { error, retries: job.retryCount, retryLimit: job.retryLimit },
+          last ? 'job failed for good (no retries left)' : 'job failed: it will be retried',
+        );
+      } else {
+        result.lost++;
+        log.warn({ error }, "job failed here, but it was no longer this worker's to fail");
+      }
+    } else if (await completeAttempt(db, boss, owned, { runId, rows: ctx.counters.rows })) {
       result.completed++;
       log.info({ rows: ctx.counters.rows }, 'job done');
+    } else {
+      // Its writes committed while it owned the job (they are fenced), then it expired before
+      // completing: the next attempt finds the unit's checkpoint.
+      result.lost++;
+      log.warn('job done, but it expired before it could be completed: another attempt will find it done');
     }
   };
 
@@ -277,6 +410,8 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     while (tails.size > 0) await Promise.all([...tails]);
   } finally {
     clearInterval(ticker);
+    users = 0;
+    await releaseLock().catch(() => undefined);
     await shared.leave(db).catch(() => undefined);
   }
   return result;

@@ -95,6 +95,46 @@ describe('RequestQueue limits', () => {
   });
 });
 
+describe('shares below one request per second (distributed workers)', () => {
+  it.each([
+    [0.4, 20_000, 8],
+    [1.4, 10_000, 14],
+    [2.5, 8_400, 21], // 3 starts per 1.2 s window: 7 windows
+  ])('a share of %s requests/s sends exactly that over %s ms', async (rate, ms, expected) => {
+    const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 20 });
+    q.setShare({ concurrency: 4, requestsPerSecond: rate });
+    const t = addTasks(q, 200);
+    await vi.advanceTimersByTimeAsync(ms - 1);
+    expect(t.starts).toHaveLength(expected);
+    // Evenly: never two starts closer than one request's share of time, where the rate is below 1.
+    if (rate < 1) {
+      for (let i = 1; i < t.starts.length; i++)
+        expect(t.starts[i]! - t.starts[i - 1]!).toBeGreaterThanOrEqual(1000 / rate);
+    }
+  });
+
+  it('a 429 halves a fractional share; the floor is 5% of the share, never 1 request/s', async () => {
+    const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 20, decreaseCooldownMs: 0 });
+    q.setShare({ concurrency: 1, requestsPerSecond: 0.4 });
+    q.reportRateLimited();
+    expect(q.requestsPerSecond).toBeCloseTo(0.2);
+    for (let i = 0; i < 10; i++) q.reportRateLimited();
+    expect(q.requestsPerSecond).toBeCloseTo(0.02);
+  });
+
+  it('a share of 0 requests in flight starts nothing until a share allows it', async () => {
+    const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 20 });
+    q.setShare({ concurrency: 0, requestsPerSecond: 1 });
+    const t = addTasks(q, 3);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(t.starts).toHaveLength(0);
+    q.setShare({ concurrency: 1, requestsPerSecond: 20 });
+    await vi.advanceTimersByTimeAsync(1000);
+    await t.done;
+    expect(t.starts).toHaveLength(3);
+  });
+});
+
 describe('Retry-After pauses the whole queue', () => {
   it('no task starts until the pause ends, then all do', async () => {
     const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 1000 });

@@ -210,4 +210,21 @@ describe('state: bad usage', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/expected a day as YYYY-MM-DD/);
   });
+
+  it('an empty ID list is bad usage, never "every task": --task "", --task ",", --customer ""', async () => {
+    for (const args of [
+      ['state', 'reset', '--from', '2026-11-01', '--to', '2026-11-02', '--task', ''],
+      ['state', 'reset', '--from', '2026-11-01', '--to', '2026-11-02', '--task', ','],
+      ['state', 'reset', '--from', '2026-11-01', '--to', '2026-11-02', '--task', '5,,6'],
+      ['sync', '--date', '2026-11-01', '--customer', ''],
+      ['report', '--out', '/tmp/never.html', '--customer', ' , '],
+    ]) {
+      const r = await runCli(args, env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/expected (one or more IDs|comma-separated IDs with none empty)/);
+    }
+    const sep = await runCli(['sync', '--date', '2026-11-01'], { ...env, GEO_CUSTOMERS: ',' });
+    expect(sep.code).toBe(2);
+    expect(sep.stderr).toMatch(/GEO_CUSTOMERS: expected comma-separated page project IDs .* only separators/);
+  });
 });

@@ -95,7 +95,15 @@ export class AdvisoryLock {
     this.probeMs = opts.probeMs ?? PROBE_MS;
   }
 
-  async tryLock(holder: string, mode: LockMode = 'exclusive'): Promise<LockResult> {
+  /** One tryLock at a time: callers racing for the lock share one connection and one answer. */
+  private pending: Promise<LockResult> | null = null;
+
+  tryLock(holder: string, mode: LockMode = 'exclusive'): Promise<LockResult> {
+    this.pending ??= this.take(holder, mode).finally(() => (this.pending = null));
+    return this.pending;
+  }
+
+  private async take(holder: string, mode: LockMode): Promise<LockResult> {
     if (this.state === 'held') return { acquired: true };
     if (this.state === 'lost') await this.unlock();
     const client = await this.connection();
@@ -113,23 +121,31 @@ export class AdvisoryLock {
       // An exclusive taker starts a new generation: fenced writes of earlier holders (a run
       // whose connection died unnoticed) are refused from now on. Its UPDATE waits for their
       // transactions in flight, which hold the row FOR SHARE.
-      const g = await client.query<{ generation: string | number }>(
-        mode === 'exclusive'
-          ? `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at, generation)
-             VALUES ($1, $2, pg_backend_pid(), now(), 1)
-             ON CONFLICT (lock_key) DO UPDATE
-             SET holder = EXCLUDED.holder, backend_pid = EXCLUDED.backend_pid,
-                 acquired_at = EXCLUDED.acquired_at, generation = geo.sync_lock.generation + 1
-             RETURNING generation`
-          : `WITH ins AS (
-               INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at, generation)
-               VALUES ($1, $2, pg_backend_pid(), now(), 0)
-               ON CONFLICT (lock_key) DO NOTHING RETURNING generation)
-             SELECT generation FROM ins UNION ALL SELECT generation FROM geo.sync_lock WHERE lock_key = $1
-             LIMIT 1`,
-        [SYNC_LOCK_KEY, holder],
-      );
-      this.generation = Number(g.rows[0]!.generation);
+      if (mode === 'exclusive') {
+        const g = await client.query<{ generation: string | number }>(
+          `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at, generation)
+           VALUES ($1, $2, pg_backend_pid(), now(), 1)
+           ON CONFLICT (lock_key) DO UPDATE
+           SET holder = EXCLUDED.holder, backend_pid = EXCLUDED.backend_pid,
+               acquired_at = EXCLUDED.acquired_at, generation = geo.sync_lock.generation + 1
+           RETURNING generation`,
+          [SYNC_LOCK_KEY, holder],
+        );
+        this.generation = Number(g.rows[0]!.generation);
+      } else {
+        // Two statements: the SELECT's snapshot must see a row another shared taker inserted
+        // (and committed) while this INSERT waited on it.
+        await client.query(
+          `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at, generation)
+           VALUES ($1, $2, pg_backend_pid(), now(), 0) ON CONFLICT (lock_key) DO NOTHING`,
+          [SYNC_LOCK_KEY, holder],
+        );
+        const g = await client.query<{ generation: string | number }>(
+          'SELECT generation FROM geo.sync_lock WHERE lock_key = $1',
+          [SYNC_LOCK_KEY],
+        );
+        this.generation = Number(g.rows[0]!.generation);
+      }
     } catch (e) {
       // Not holding a lock nobody could name: give it back (e.g. the warehouse is not migrated).
       await this.unlock();
