@@ -303,7 +303,8 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         requests: used.requests,
         retries: used.retries,
         rate_limited: used.rateLimited,
-        rejects: c.rejects,
+        // A lost attempt's quarantine was refused with its writes: its owner reads the unit again.
+        rejects: jobStop.signal.aborted ? 0 : c.rejects,
         units_total: isAccountJob(data) ? 0 : 1,
         units_done: c.unitsDone,
         units_failed: c.unitsFailed,

@@ -171,7 +171,7 @@ export interface Warehouse {
 
   /**
    * The same warehouse, whose write transactions (rows, deletions, checkpoints, unit failures)
-   * also check `fence` before they commit. The run log and the quarantine are not fenced: a run
+   * also check `fence` before they commit (the quarantine too). The run log is not fenced: a run
    * that lost its ownership still records what happened to it. close() of the view is a no-op.
    */
   withFence(fence: Fence): Warehouse;

@@ -3,7 +3,7 @@
  * tables' upserts and updates, the execution batches (execution-batch.ts), the run log, the
  * quarantine, reads and migrations. Each call is one transaction (or one statement).
  *
- * Fencing: every write transaction but the run log's and the quarantine's checks, as its last
+ * Fencing: every write transaction but the run log's checks, as its last
  * statement before COMMIT, that its writer still owns what it writes for: the warehouse lock
  * when one is held (Driver.lockFence) and the fences of the view it was made through
  * (withFence: a distributed worker's job). A check that finds nothing rolls the transaction back
@@ -103,7 +103,7 @@ export class CoreWarehouse implements Warehouse {
 
   /**
    * Multi-row inserts (upserts by the spec's key unless `upsert` is false), one transaction;
-   * fenced unless `fenced` is false (the run log and the quarantine).
+   * fenced unless `fenced` is false (the run log).
    */
   private async writeRows<R>(
     spec: TableSpec<R>,
@@ -260,7 +260,9 @@ export class CoreWarehouse implements Warehouse {
     );
   }
   insertRejects(rows: readonly Row.RejectRow[]): Promise<void> {
-    return this.writeRows(SYNC_REJECTS, rows, false, false);
+    // Fenced: the quarantine of a read whose owner was lost is discarded with its rows (the
+    // job's live attempt reads the unit again and quarantines what it finds).
+    return this.writeRows(SYNC_REJECTS, rows, false);
   }
 
   async counts(): Promise<Record<DataTable, number>> {
