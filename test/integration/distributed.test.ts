@@ -3,25 +3,15 @@
  * Real processes (the built CLI) against the simulator over real sockets and a fresh PostgreSQL
  * database per test (so the queue schema starts empty each time).
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { runCli, startCli, type CliProcess, type CliResult } from '../helpers/cli.ts';
 import { createTempDuckDB } from '../helpers/duckdb.ts';
 import { dumpData } from '../helpers/dump.ts';
-import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
+import { distributedEnv, sql, TestDatabases } from '../helpers/distributed.ts';
+import { postgresReachable } from '../helpers/postgres.ts';
 
 const pgUp = await postgresReachable();
-
-async function queueQuery<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []) {
-  const c = new pg.Client(url);
-  await c.connect();
-  try {
-    return (await c.query<T>(sql, params)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 describe('distributed backfill: refusals without PostgreSQL', () => {
   it('backfill --distributed and worker need a PostgreSQL warehouse: one line, exit 2', async () => {
@@ -48,26 +38,10 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
   let sim: RunningSimulator;
   let dates: string[];
   let customer: string;
-  const dbs: TestDatabase[] = [];
-
-  async function freshDb(): Promise<string> {
-    const db = await createTestDatabase();
-    dbs.push(db);
-    return db.url;
-  }
-
-  const env = (warehouse: string, extra: Record<string, string> = {}) => ({
-    GEO_BASE_URL: sim.url,
-    GEO_API_KEY: 'sim-key',
-    GEO_WAREHOUSE: warehouse,
-    GEO_LOOKBACK_DAYS: '0',
-    GEO_CONCURRENCY: '8',
-    GEO_REQUESTS_PER_SECOND: '5000',
-    GEO_RETRY_BASE_DELAY_MS: '5',
-    GEO_ENRICH_DIAGNOSIS: 'false',
-    GEO_JOB_RETRY_DELAY_SECONDS: '1',
-    ...extra,
-  });
+  const dbs = new TestDatabases();
+  const freshDb = () => dbs.fresh();
+  const env = (warehouse: string, extra: Record<string, string> = {}) =>
+    distributedEnv(sim.url, warehouse, extra);
 
   const range = () => ['--from', dates[0]!, '--to', dates[dates.length - 1]!, '--customer', customer];
 
@@ -78,7 +52,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
   });
   afterAll(async () => {
     await sim?.close();
-    for (const db of dbs) await db.drop().catch(() => undefined);
+    await dbs.dropAll();
   });
 
   it('migrate creates the queue in its own schema; enqueuing the same backfill twice adds nothing', async () => {
@@ -86,7 +60,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     const m = await runCli(['migrate'], env(url));
     expect(m.code, m.stderr).toBe(0);
     expect(m.stdout).toContain('job queue: schema geo_queue ready');
-    const tables = await queueQuery<{ schema: string; name: string }>(
+    const tables = await sql<{ schema: string; name: string }>(
       url,
       `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
        WHERE table_name IN ('job', 'backfills', 'workers', 'rate_state')`,
@@ -100,7 +74,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     const second = await runCli(['backfill', ...range(), '--distributed'], env(url));
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(/queued 0 job\(s\)/);
-    const count = await queueQuery<{ n: string }>(url, 'SELECT count(*) AS n FROM geo_queue.job');
+    const count = await sql<{ n: string }>(url, 'SELECT count(*) AS n FROM geo_queue.job');
     expect(Number(count[0]!.n)).toBe(queued);
     // The backfill's identity is in what it covers: another range is another backfill.
     const other = await runCli(
@@ -145,14 +119,14 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
       expect(done.stdout).toMatch(/units: \d+ done, 0 failed/);
 
       // The killed worker's last job expired and was redone by another worker.
-      const [job] = await queueQuery<{ state: string; retry_count: number }>(
+      const [job] = await sql<{ state: string; retry_count: number }>(
         url,
         'SELECT state::text AS state, retry_count FROM geo_queue.job WHERE id = $1',
         [killedJob],
       );
       expect(job).toMatchObject({ state: 'completed' });
       expect(job!.retry_count).toBeGreaterThanOrEqual(1);
-      const attempts = await queueQuery<{ status: string }>(
+      const attempts = await sql<{ status: string }>(
         url,
         `SELECT status FROM geo.sync_runs WHERE args->>'job' = $1 AND status = 'success'`,
         [killedJob],
@@ -279,7 +253,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
       ].map((m) => m[1]!);
       expect(released.length).toBeGreaterThan(0);
       // Handed back at once (not left active until it expires): no attempt counted, no checkpoint.
-      const back = await queueQuery<{ state: string; retry_count: number; checkpoint: boolean }>(
+      const back = await sql<{ state: string; retry_count: number; checkpoint: boolean }>(
         url,
         `SELECT state::text AS state, retry_count, EXISTS (SELECT 1 FROM geo.sync_checkpoints c
            WHERE c.task_id = (j.data->>'task_id')::bigint AND c.date = (j.data->>'date')::date) AS checkpoint

@@ -17,19 +17,10 @@ import { SharedRate } from '../../src/distributed/shared-rate.ts';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
 import { dumpData } from '../helpers/dump.ts';
-import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
+import { distributedEnv, sql, TestDatabases } from '../helpers/distributed.ts';
+import { postgresReachable } from '../helpers/postgres.ts';
 
 const pgUp = await postgresReachable();
-
-async function sql<T extends pg.QueryResultRow>(url: string, text: string, params: unknown[] = []) {
-  const c = new pg.Client(url);
-  await c.connect();
-  try {
-    return (await c.query<T>(text, params)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -97,26 +88,10 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive (issue 24)', () => {
   let date: string;
   let dates: string[];
   let customer: string;
-  const dbs: TestDatabase[] = [];
-
-  async function freshDb(): Promise<string> {
-    const db = await createTestDatabase();
-    dbs.push(db);
-    return db.url;
-  }
-
-  const env = (warehouse: string, extra: Record<string, string> = {}) => ({
-    GEO_BASE_URL: sim.url,
-    GEO_API_KEY: 'sim-key',
-    GEO_WAREHOUSE: warehouse,
-    GEO_LOOKBACK_DAYS: '0',
-    GEO_CONCURRENCY: '8',
-    GEO_REQUESTS_PER_SECOND: '5000',
-    GEO_RETRY_BASE_DELAY_MS: '5',
-    GEO_ENRICH_DIAGNOSIS: 'false',
-    GEO_JOB_RETRY_DELAY_SECONDS: '1',
-    ...extra,
-  });
+  const dbs = new TestDatabases();
+  const freshDb = () => dbs.fresh();
+  const env = (warehouse: string, extra: Record<string, string> = {}) =>
+    distributedEnv(sim.url, warehouse, extra);
   const one = () => ['--from', date, '--to', date, '--customer', customer];
   const two = () => ['--from', dates[0]!, '--to', dates[1]!, '--customer', customer];
 
@@ -128,7 +103,7 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive (issue 24)', () => {
   });
   afterAll(async () => {
     await sim?.close();
-    for (const db of dbs) await db.drop().catch(() => undefined);
+    await dbs.dropAll();
   });
 
   it('three workers, a job timeout shorter than the slowest unit, one worker stalled past it while the data changed: equal to a single-process sync, each job completed once', async () => {
