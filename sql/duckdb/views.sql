@@ -64,3 +64,209 @@ SELECT
   count(*) FILTER (WHERE result_status = 'missing') AS missing
 FROM prompt_executions
 GROUP BY date_time, customer_id, project_id, task_id, engine, model;
+
+-- ---- The modelled layer (issue 22): what GEO teams ask, by name. Every column is described in
+-- the data dictionary (src/load/dictionary.ts; docs/data-dictionary.md), applied as COMMENT ON.
+
+-- One row per execution, with the names people filter by and its counts of children.
+CREATE OR REPLACE VIEW geo.executions_enriched AS
+SELECT
+  e.prompt_task_id,
+  e.date_time AS date,
+  CAST(date_trunc('week', e.date_time) AS DATE) AS week_start,
+  strftime(e.date_time, '%G-W%V') AS iso_week,
+  e.customer_id,
+  e.project_id,
+  m.project_name AS monitoring_task_name,
+  m.brand_desc_list AS brands,
+  e.task_id,
+  p.model_key,
+  p.model_name AS platform_name,
+  e.engine,
+  e.model,
+  e.prompt_name AS question,
+  e.hours,
+  e.result_status,
+  e.result_status = 'available' AS has_answer,
+  COALESCE(NULLIF(sc.screenshot_url, ''), NULLIF(e.screenshot_url, '')) IS NOT NULL AS has_screenshot,
+  COALESCE(r.rank_items, 0) AS rank_items,
+  COALESCE(r.valid_ranks, 0) AS valid_ranks,
+  COALESCE(s.sources, 0) AS sources,
+  COALESCE(c.product_cards, 0) AS product_cards
+FROM prompt_executions e
+LEFT JOIN monitoring_tasks m ON m.project_id = e.project_id
+LEFT JOIN platform_tasks p ON p.task_id = e.task_id
+LEFT JOIN execution_screenshots sc ON sc.prompt_task_id = e.prompt_task_id
+LEFT JOIN (SELECT prompt_task_id, count(*) AS rank_items, count(position) AS valid_ranks
+           FROM execution_ranks GROUP BY prompt_task_id) r ON r.prompt_task_id = e.prompt_task_id
+LEFT JOIN (SELECT prompt_task_id, count(*) AS sources
+           FROM execution_sources GROUP BY prompt_task_id) s ON s.prompt_task_id = e.prompt_task_id
+LEFT JOIN (SELECT prompt_task_id, count(*) AS product_cards
+           FROM product_cards GROUP BY prompt_task_id) c ON c.prompt_task_id = e.prompt_task_id;
+
+-- One row per execution and brand it names: the brand's best valid position in that answer
+-- (NULL when none of its items has one), and sums for averaging its items' visibility and score.
+CREATE OR REPLACE VIEW geo.execution_brand_ranks AS
+SELECT
+  prompt_task_id,
+  brand,
+  count(*) AS rank_items,
+  count(position) AS valid_rank_items,
+  min(position) AS best_position,
+  CAST(sum(visibility) AS BIGINT) AS visibility_sum,
+  count(visibility) AS visibility_items,
+  CAST(sum(score) AS BIGINT) AS score_sum,
+  count(score) AS score_items
+FROM execution_ranks
+GROUP BY prompt_task_id, brand;
+
+-- Per day, monitoring task, platform task and brand: in how many of the day's executions the
+-- brand has a valid rank, where, and how often first or in the top 3.
+CREATE OR REPLACE VIEW geo.brand_visibility_daily AS
+WITH runs AS (
+  SELECT date, task_id, count(*) AS executions FROM executions_enriched GROUP BY date, task_id
+)
+SELECT
+  x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
+  b.brand,
+  r.executions,
+  count(b.best_position) AS executions_ranked,
+  CAST(count(b.best_position) AS DOUBLE) / r.executions AS visibility_rate,
+  CAST(avg(b.best_position) AS DOUBLE) AS avg_position,
+  min(b.best_position) AS best_position,
+  CAST(count(*) FILTER (WHERE b.best_position = 1) AS DOUBLE) / r.executions AS top1_rate,
+  CAST(count(*) FILTER (WHERE b.best_position <= 3) AS DOUBLE) / r.executions AS top3_rate,
+  CAST(sum(b.visibility_sum) AS DOUBLE) / NULLIF(sum(b.visibility_items), 0) AS avg_visibility,
+  CAST(sum(b.score_sum) AS DOUBLE) / NULLIF(sum(b.score_items), 0) AS avg_score
+FROM execution_brand_ranks b
+JOIN executions_enriched x ON x.prompt_task_id = b.prompt_task_id
+JOIN runs r ON r.date = x.date AND r.task_id = x.task_id
+GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
+  b.brand, r.executions;
+
+-- The same per ISO week (Monday to Sunday of Shanghai days).
+CREATE OR REPLACE VIEW geo.brand_visibility_weekly AS
+WITH runs AS (
+  SELECT week_start, task_id, count(*) AS executions FROM executions_enriched GROUP BY week_start, task_id
+)
+SELECT
+  x.week_start, x.iso_week, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key,
+  x.platform_name,
+  b.brand,
+  r.executions,
+  count(b.best_position) AS executions_ranked,
+  CAST(count(b.best_position) AS DOUBLE) / r.executions AS visibility_rate,
+  CAST(avg(b.best_position) AS DOUBLE) AS avg_position,
+  min(b.best_position) AS best_position,
+  CAST(count(*) FILTER (WHERE b.best_position = 1) AS DOUBLE) / r.executions AS top1_rate,
+  CAST(count(*) FILTER (WHERE b.best_position <= 3) AS DOUBLE) / r.executions AS top3_rate,
+  CAST(sum(b.visibility_sum) AS DOUBLE) / NULLIF(sum(b.visibility_items), 0) AS avg_visibility,
+  CAST(sum(b.score_sum) AS DOUBLE) / NULLIF(sum(b.score_items), 0) AS avg_score
+FROM execution_brand_ranks b
+JOIN executions_enriched x ON x.prompt_task_id = b.prompt_task_id
+JOIN runs r ON r.week_start = x.week_start AND r.task_id = x.task_id
+GROUP BY x.week_start, x.iso_week, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key,
+  x.platform_name, b.brand, r.executions;
+
+-- Per day, monitoring task, platform task and brand: the brand's share of all valid rank items
+-- of that platform task on that day (share of voice), and its rank among the brands by it.
+CREATE OR REPLACE VIEW geo.brand_share_of_voice_daily AS
+WITH items AS (
+  SELECT
+    x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
+    b.brand,
+    CAST(sum(b.valid_rank_items) AS BIGINT) AS valid_rank_items
+  FROM execution_brand_ranks b
+  JOIN executions_enriched x ON x.prompt_task_id = b.prompt_task_id
+  GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
+    b.brand
+)
+SELECT
+  i.*,
+  CAST(sum(i.valid_rank_items) OVER (PARTITION BY i.date, i.task_id) AS BIGINT) AS all_valid_rank_items,
+  CAST(i.valid_rank_items AS DOUBLE)
+    / NULLIF(sum(i.valid_rank_items) OVER (PARTITION BY i.date, i.task_id), 0) AS share_of_voice,
+  rank() OVER (PARTITION BY i.date, i.task_id ORDER BY i.valid_rank_items DESC) AS brand_rank
+FROM items i;
+
+-- The hosts of each monitoring task's brand_urls (scheme, "www." and path dropped, lower case).
+CREATE OR REPLACE VIEW geo.monitoring_task_hosts AS
+SELECT DISTINCT
+  m.project_id,
+  regexp_replace(lower(regexp_replace(u.url, '^[a-zA-Z][a-zA-Z0-9+.-]*://', '')), '^www\.|[/:?#].*$', '', 'g') AS host
+FROM monitoring_tasks m
+CROSS JOIN unnest(
+  CASE WHEN json_type(m.brand_urls) = 'ARRAY' THEN json_extract_string(m.brand_urls, '$[*]') ELSE [] END) AS u(url);
+
+-- Per day, monitoring task, platform task and cited domain: citations, executions citing it, its
+-- share of the day's citations of that platform task, and whether it is the brand's own site
+-- (`owned`: the domain is, or is below, one of the monitoring task's brand_urls hosts).
+CREATE OR REPLACE VIEW geo.citations_daily AS
+WITH cites AS (
+  SELECT
+    x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
+    s.domain,
+    count(*) AS citations,
+    count(DISTINCT s.prompt_task_id) AS executions_citing
+  FROM execution_sources s
+  JOIN executions_enriched x ON x.prompt_task_id = s.prompt_task_id
+  GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
+    s.domain
+)
+SELECT
+  c.*,
+  CAST(c.citations AS DOUBLE) / sum(c.citations) OVER (PARTITION BY c.date, c.task_id) AS citation_share,
+  EXISTS (
+    SELECT 1 FROM monitoring_task_hosts h
+    WHERE h.project_id = c.project_id AND h.host <> ''
+      AND (regexp_replace(lower(c.domain), '^www\.', '') = h.host
+           OR right(lower(c.domain), length(h.host) + 1) = '.' || h.host)
+  ) AS owned
+FROM cites c;
+
+-- The same per ISO week.
+CREATE OR REPLACE VIEW geo.citations_weekly AS
+WITH cites AS (
+  SELECT
+    x.week_start, x.iso_week, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key,
+    x.platform_name,
+    s.domain,
+    count(*) AS citations,
+    count(DISTINCT s.prompt_task_id) AS executions_citing
+  FROM execution_sources s
+  JOIN executions_enriched x ON x.prompt_task_id = s.prompt_task_id
+  GROUP BY x.week_start, x.iso_week, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key,
+    x.platform_name, s.domain
+)
+SELECT
+  c.*,
+  CAST(c.citations AS DOUBLE) / sum(c.citations) OVER (PARTITION BY c.week_start, c.task_id) AS citation_share,
+  EXISTS (
+    SELECT 1 FROM monitoring_task_hosts h
+    WHERE h.project_id = c.project_id AND h.host <> ''
+      AND (regexp_replace(lower(c.domain), '^www\.', '') = h.host
+           OR right(lower(c.domain), length(h.host) + 1) = '.' || h.host)
+  ) AS owned
+FROM cites c;
+
+-- Per question text, platform task, brand and day: over that day's runs of the question (one
+-- question can run several times a day), in how many the brand has a valid rank, its best and
+-- its average position (of each run's best).
+CREATE OR REPLACE VIEW geo.question_rank_daily AS
+WITH runs AS (
+  SELECT date, task_id, question, count(*) AS runs
+  FROM executions_enriched GROUP BY date, task_id, question
+)
+SELECT
+  x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
+  x.question,
+  b.brand,
+  q.runs,
+  count(b.best_position) AS runs_ranked,
+  min(b.best_position) AS best_position,
+  CAST(avg(b.best_position) AS DOUBLE) AS avg_position
+FROM execution_brand_ranks b
+JOIN executions_enriched x ON x.prompt_task_id = b.prompt_task_id
+JOIN runs q ON q.date = x.date AND q.task_id = x.task_id AND q.question = x.question
+GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
+  x.question, b.brand, q.runs;
