@@ -11,6 +11,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { commentSql } from './dictionary.ts';
 import type { Dialect, MigrateResult } from './warehouse.ts';
 
 export interface Migration {
@@ -64,7 +65,10 @@ export async function readMigrations(dialect: Dialect, dir = sqlDirectory(dialec
     });
   }
   if (migrations.length === 0) throw new Error(`no migrations found in ${dir}`);
-  return { migrations, views: await readFile(`${dir}views.sql`, 'utf8') };
+  // The views, then the data dictionary on every table, view and column (COMMENT ON): re-created
+  // views lose their comments in DuckDB, so both are applied together by every migrate.
+  const views = await readFile(`${dir}views.sql`, 'utf8');
+  return { migrations, views: `${views}\n${commentSql(dialect)}` };
 }
 
 export async function runMigrations(

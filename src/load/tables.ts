@@ -398,6 +398,7 @@ export const SYNC_CHECKPOINTS = defineTable<CheckpointRow>(
     run_id: 'text',
     finished_at: 'timestamptz',
     executions: 'integer',
+    listed_total: 'integer?',
   },
   { synced: false },
 );

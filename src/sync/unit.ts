@@ -47,6 +47,8 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   const { api, config, logger } = ctx;
   const log = logger.child({ task_id: unit.task_id, date: unit.date });
   const seen = new Set<number>();
+  // What the listing says it holds (its last page's total), kept with the checkpoint for `check`.
+  let listedTotal: number | null = null;
   const window: Promise<Settled>[] = [];
   const maxInFlight = executionWindow(config.batchSize);
   const slots = ctx.executionSlots;
@@ -92,6 +94,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
 
   try {
     for await (const page of prefetch(api.resultPages(unit.task_id, unit.date))) {
+      listedTotal = page.total;
       if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
       for (const item of page.items) {
         seen.add(item.prompt_task_id);
@@ -156,6 +159,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
       run_id: ctx.runId,
       finished_at: ctx.now().toISOString(),
       executions: seen.size,
+      listed_total: listedTotal,
     },
   });
   return {

@@ -248,6 +248,8 @@ export interface CheckpointRow {
   run_id: string;
   finished_at: string;
   executions: number;
+  /** The total the unit's task/results listing reported when it was read (`geo-sync check`). */
+  listed_total?: number | null;
 }
 
 /** A unit whose last attempt failed: no checkpoint was written for that attempt. */

@@ -185,7 +185,7 @@ export class CoreWarehouse implements Warehouse {
     const where = this.unitsIn([]);
     return this.driver.connection(async (c) => ({
       checkpoints: await c.rows<Row.CheckpointRow>(
-        `SELECT task_id, date, run_id, finished_at, executions FROM geo.sync_checkpoints
+        `SELECT task_id, date, run_id, finished_at, executions, listed_total FROM geo.sync_checkpoints
          WHERE ${where} ORDER BY date, task_id`,
         [from, to],
       ),
