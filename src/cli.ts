@@ -1,6 +1,7 @@
 /** The command line: assembles the commands; each lives in src/commands/. */
 import { Command, CommanderError } from 'commander';
 import { diagnoseCommand, whoamiCommand } from './commands/account.ts';
+import { checkCommand } from './commands/check.ts';
 import { demoCommand } from './commands/demo.ts';
 import { exportCommand } from './commands/export.ts';
 import { reportCommand } from './commands/report.ts';
@@ -30,6 +31,7 @@ for (const cmd of [
   migrateCommand(),
   runsCommand(),
   stateCommand(),
+  checkCommand(),
   exportCommand(),
   reportCommand(),
   whoamiCommand(),

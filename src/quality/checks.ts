@@ -1,0 +1,137 @@
+/**
+ * Data tests for the warehouse (`geo-sync check`, `schedule --check`): what a modelled layer
+ * ships with (keys unique, relationships, completeness, freshness), in SQL of sql/checks/*.sql
+ * that runs alike on PostgreSQL and DuckDB. Each check returns its failing rows; it passes when
+ * there are none.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Warehouse } from '../load/warehouse.ts';
+import { daysBetween } from '../transform/time.ts';
+
+export interface CheckOptions {
+  /** First day of the range, inclusive (YYYY-MM-DD, Shanghai). */
+  from: string;
+  /** Last day, inclusive. */
+  to: string;
+  /** Freshness: the last successful run finished at most this many hours ago. @default 26 */
+  maxAgeHours?: number;
+  now?: Date;
+}
+
+export interface CheckResult {
+  name: string;
+  /** What it checks, one line. */
+  description: string;
+  passed: boolean;
+  /** Failing rows (for freshness: 1 when stale). */
+  failing: number;
+  /** The first failing rows, as the SQL returns them. */
+  sample: Record<string, unknown>[];
+}
+
+/** How many failing rows a result keeps as its sample. */
+export const SAMPLE_ROWS = 5;
+
+const sqlFile = (name: string) =>
+  readFileSync(fileURLToPath(new URL(`../../sql/checks/${name}.sql`, import.meta.url)), 'utf8');
+
+type Check = (w: Warehouse, o: Required<CheckOptions>) => Promise<Omit<CheckResult, 'name' | 'description'>>;
+
+const rowsCheck =
+  (file: string, params: (o: Required<CheckOptions>) => string[] = () => []): Check =>
+  async (w, o) => {
+    const rows = await w.query(sqlFile(file), params(o));
+    return { passed: rows.length === 0, failing: rows.length, sample: rows.slice(0, SAMPLE_ROWS) };
+  };
+
+const range = (o: Required<CheckOptions>) => [o.from, o.to];
+
+/** Every unit finished: the range's days go in as parameters of a VALUES list. */
+const unitsFinished: Check = async (w, o) => {
+  const days = daysBetween(o.from, o.to);
+  const values = days.map((_, i) => `(CAST($${i + 1} AS DATE))`).join(', ');
+  const rows = await w.query(sqlFile('units_finished').replaceAll('{{days}}', values), days);
+  return { passed: rows.length === 0, failing: rows.length, sample: rows.slice(0, SAMPLE_ROWS) };
+};
+
+const freshness: Check = async (w, o) => {
+  const [row] = await w.query(sqlFile('freshness'));
+  const last = row?.last_success ? new Date(String(row.last_success)) : null;
+  const hours = last ? (o.now.getTime() - last.getTime()) / 3_600_000 : null;
+  const passed = hours !== null && hours <= o.maxAgeHours;
+  return {
+    passed,
+    failing: passed ? 0 : 1,
+    sample: passed
+      ? []
+      : [
+          {
+            last_success: last?.toISOString() ?? null,
+            hours_ago: hours === null ? null : Math.round(hours * 10) / 10,
+            max_age_hours: o.maxAgeHours,
+          },
+        ],
+  };
+};
+
+const CHECKS: { name: string; description: string; run: Check }[] = [
+  { name: 'keys_unique', description: 'every table’s key is unique', run: rowsCheck('keys_unique') },
+  {
+    name: 'children_have_execution',
+    description: 'no rank, source, screenshot, product answer or card without its execution',
+    run: rowsCheck('children_have_execution'),
+  },
+  {
+    name: 'executions_have_platform_task',
+    description: 'no execution of the range without its platform task',
+    run: rowsCheck('executions_have_platform_task', range),
+  },
+  {
+    name: 'units_finished',
+    description: 'every unit (platform task, day) of the range is finished, and did not fail since',
+    run: unitsFinished,
+  },
+  {
+    name: 'unit_execution_counts',
+    description: 'each finished unit holds as many executions as its listing reported when read',
+    run: rowsCheck('unit_execution_counts', range),
+  },
+  { name: 'freshness', description: 'the last successful run finished recently enough', run: freshness },
+];
+
+/** The checks' names, in the order they run. */
+export const CHECK_NAMES = CHECKS.map((c) => c.name);
+
+/** Runs every check; a check that cannot run (bad SQL, no connection) throws. */
+export async function runChecks(warehouse: Warehouse, opts: CheckOptions): Promise<CheckResult[]> {
+  const o: Required<CheckOptions> = { maxAgeHours: 26, now: new Date(), ...opts };
+  const results: CheckResult[] = [];
+  for (const c of CHECKS) {
+    results.push({ name: c.name, description: c.description, ...(await c.run(warehouse, o)) });
+  }
+  return results;
+}
+
+/** `key=value` pairs of a sample row, for one line of text. */
+function describeRow(row: Record<string, unknown>): string {
+  return Object.entries(row)
+    .map(
+      ([k, v]) =>
+        `${k}=${v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : JSON.stringify(v)}`,
+    )
+    .join(' ');
+}
+
+/** One line per check: `ok`/`FAIL`, its name, the failing rows' count and a sample. */
+export function formatCheckResults(results: readonly CheckResult[]): string {
+  const width = Math.max(...results.map((r) => r.name.length));
+  return results
+    .map((r) => {
+      const head = `${r.passed ? 'ok  ' : 'FAIL'}  ${r.name.padEnd(width)}  `;
+      if (r.passed) return `${head}${r.description}`;
+      const sample = r.sample.map(describeRow).join('; ');
+      return `${head}${r.failing} failing row(s): ${sample}${r.failing > r.sample.length ? '; ...' : ''}`;
+    })
+    .join('\n');
+}

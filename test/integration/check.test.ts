@@ -1,0 +1,153 @@
+/**
+ * `geo-sync check` (issue 22) on both warehouses, through the real CLI: it passes on a warehouse
+ * synced from the simulator, and fails, naming the rows, once rows are broken by hand: a child
+ * orphaned, a checkpoint forgotten, a platform task gone, the last success too old.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWarehouse } from '../../src/load/index.ts';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
+import { runCli } from '../helpers/cli.ts';
+import { warehouseTargets } from '../helpers/targets.ts';
+
+let sim: RunningSimulator;
+let dates: string[];
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 22, days: 4, executionsPerDay: 30 });
+  dates = sim.world.dates().slice(0, 2);
+});
+afterAll(async () => {
+  await sim?.close();
+});
+
+for (const target of warehouseTargets('check')) {
+  describe.skipIf(target.skip)(`check (${target.dialect})`, () => {
+    let warehouse: string;
+    const env = () => ({
+      GEO_BASE_URL: sim.url,
+      GEO_API_KEY: 'sim-key',
+      GEO_WAREHOUSE: warehouse,
+      GEO_REQUESTS_PER_SECOND: '5000',
+      GEO_ENRICH_DIAGNOSIS: 'false',
+    });
+    const range = () => ['--from', dates[0]!, '--to', dates[1]!];
+    /** One statement on the warehouse, in this process (the CLI is not running meanwhile). */
+    const exec = async (sql: string, params: (string | number)[] = []) => {
+      const w = await openWarehouse(warehouse);
+      try {
+        return await w.query(sql, params);
+      } finally {
+        await w.close();
+      }
+    };
+    // Warehouse.query is read-only for reports; the damage is done through the dialect's own client.
+    const damage = async (sql: string, params: (string | number)[] = []) => {
+      if (target.dialect === 'postgres') {
+        const pg = (await import('pg')).default;
+        const c = new pg.Client(warehouse);
+        await c.connect();
+        try {
+          await c.query(sql, params);
+        } finally {
+          await c.end();
+        }
+      } else {
+        const { DuckDBInstance } = await import('@duckdb/node-api');
+        // Attached under another name: a file called geo.duckdb opened directly makes `geo.` ambiguous.
+        const db = await DuckDBInstance.create(':memory:');
+        const c = await db.connect();
+        try {
+          await c.run(`ATTACH '${warehouse.replace(/^duckdb:/, '').replace(/'/g, "''")}' AS wh`);
+          await c.run('USE wh');
+          await c.run(sql, params);
+        } finally {
+          c.closeSync();
+          db.closeSync();
+        }
+      }
+    };
+
+    beforeAll(async () => {
+      warehouse = await target.create();
+      const r = await runCli(['backfill', ...range(), '--no-progress'], env());
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    });
+    afterAll(() => target.drop());
+
+    it('passes on a synced warehouse: one ok line per check, exit 0', async () => {
+      const r = await runCli(['check', ...range()], env());
+      expect(r.code, r.stdout + r.stderr.slice(-2000)).toBe(0);
+      const lines = r.stdout.trim().split('\n').slice(1);
+      expect(lines.map((l) => l.split(/\s+/).slice(0, 2).join(' '))).toEqual([
+        'ok keys_unique',
+        'ok children_have_execution',
+        'ok executions_have_platform_task',
+        'ok units_finished',
+        'ok unit_execution_counts',
+        'ok freshness',
+      ]);
+      const json = await runCli(['check', ...range(), '--json'], env());
+      expect(json.code).toBe(0);
+      expect(
+        json.stdout
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { passed: boolean }).passed),
+      ).toEqual([true, true, true, true, true, true]);
+    });
+
+    it('fails, naming the rows, when a child is orphaned, a checkpoint forgotten, a platform task gone, the last success old', async () => {
+      const [victim] = (await exec(
+        `SELECT e.prompt_task_id, e.task_id, CAST(e.date_time AS VARCHAR) AS date FROM geo.prompt_executions e
+         WHERE EXISTS (SELECT 1 FROM geo.execution_sources s WHERE s.prompt_task_id = e.prompt_task_id)
+         ORDER BY e.prompt_task_id LIMIT 1`,
+      )) as { prompt_task_id: number; task_id: number; date: string }[];
+      const id = victim!.prompt_task_id;
+      await damage(`DELETE FROM geo.prompt_executions WHERE prompt_task_id = ${id}`);
+      const r = await runCli(['check', ...range()], env());
+      expect(r.code, r.stdout + r.stderr.slice(-2000)).toBe(3);
+      expect(r.stdout).toMatch(
+        new RegExp(`FAIL\\s+children_have_execution\\s+\\d+ failing row\\(s\\): .*prompt_task_id=${id}`),
+      );
+      // The unit now holds one execution fewer than its listing reported.
+      expect(r.stdout).toMatch(
+        new RegExp(
+          `FAIL\\s+unit_execution_counts\\s+1 failing row\\(s\\): task_id=${victim!.task_id} date=${victim!.date}`,
+        ),
+      );
+      expect(r.stdout).toMatch(/ok\s+units_finished/);
+
+      const [unit] = (await exec(
+        `SELECT task_id, CAST(date AS VARCHAR) AS date FROM geo.sync_checkpoints WHERE task_id <> $1 ORDER BY task_id, date LIMIT 1`,
+        [victim!.task_id],
+      )) as { task_id: number; date: string }[];
+      await damage(
+        `DELETE FROM geo.sync_checkpoints WHERE task_id = ${unit!.task_id} AND date = DATE '${unit!.date}'`,
+      );
+      const [task] = (await exec(
+        `SELECT task_id FROM geo.prompt_executions WHERE task_id NOT IN ($1, $2) ORDER BY task_id LIMIT 1`,
+        [victim!.task_id, unit!.task_id],
+      )) as { task_id: number }[];
+      await damage(`DELETE FROM geo.platform_tasks WHERE task_id = ${task!.task_id}`);
+      await damage(`UPDATE geo.sync_runs SET finished_at = finished_at - INTERVAL '3 days'`);
+      const again = await runCli(['check', ...range(), '--json'], env());
+      expect(again.code).toBe(3);
+      const byName = Object.fromEntries(
+        again.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { name: string; passed: boolean; sample: Record<string, unknown>[] })
+          .map((c) => [c.name, c]),
+      );
+      expect(byName.units_finished!.passed).toBe(false);
+      expect(byName.units_finished!.sample).toContainEqual(
+        expect.objectContaining({ task_id: unit!.task_id, date: unit!.date, state: 'no checkpoint' }),
+      );
+      expect(byName.executions_have_platform_task!.sample).toContainEqual(
+        expect.objectContaining({ task_id: task!.task_id }),
+      );
+      expect(byName.freshness!.passed).toBe(false);
+      expect(byName.keys_unique!.passed).toBe(true);
+    });
+  });
+}
