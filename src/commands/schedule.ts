@@ -11,6 +11,8 @@
 import { Command } from 'commander';
 import { isInterruption } from '../abort.ts';
 import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
+import type { Warehouse } from '../load/warehouse.ts';
+import { runChecks } from '../quality/checks.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
 import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
@@ -34,6 +36,7 @@ interface ScheduleOpts extends CommonOpts {
   runNow?: boolean;
   metricsPort?: number;
   metricsHost: string;
+  check: boolean;
 }
 
 export function scheduleCommand(): Command {
@@ -52,6 +55,7 @@ export function scheduleCommand(): Command {
       parsePort,
     )
     .option('--metrics-host <addr>', 'address the metrics server listens on', '0.0.0.0')
+    .option('--check', "run the data tests (geo-sync check) over the run's days after each run", false)
     .action(
       action(async (opts: ScheduleOpts) => {
         const config = configFrom(opts, { schedule: opts.cron, lookbackDays: opts.lookbackDays });
@@ -88,6 +92,25 @@ export function scheduleCommand(): Command {
         let running: Promise<void> | null = null;
         let lastCode: number = EXIT.success;
 
+        // The data tests over the run's days: logged (a failing one as a warning) and in the metrics.
+        // A check that cannot run is logged; it never fails the run.
+        const checkAfterRun = async (warehouse: Warehouse, dates: string[]) => {
+          try {
+            const results = await runChecks(warehouse, { from: dates[0]!, to: dates[dates.length - 1]! });
+            metrics?.observeChecks(results);
+            for (const r of results.filter((x) => !x.passed)) {
+              logger.warn(
+                { check: r.name, failing: r.failing, sample: r.sample },
+                `data test failed: ${r.name}`,
+              );
+            }
+            const failed = results.filter((r) => !r.passed).length;
+            logger.info({ passed: results.length - failed, failed }, 'data tests done');
+          } catch (e) {
+            logger.error({ err: e }, 'the data tests could not run');
+          }
+        };
+
         const runOnce = async () => {
           if (running) {
             logger.warn('previous run still going: this tick is skipped');
@@ -119,6 +142,7 @@ export function scheduleCommand(): Command {
                 lastCode = exitCodeOf(summary.status);
                 metrics?.observeRun(summary);
                 logger.info({ runId: summary.runId, status: summary.status }, formatSummary(summary));
+                if (opts.check && !signals.signal.aborted) await checkAfterRun(warehouse, dates);
               } finally {
                 await warehouse.close();
                 logger.info('warehouse closed until the next run');

@@ -23,6 +23,9 @@ export class SyncMetrics {
   private readonly units: Counter<'state'>;
   private readonly lastDuration: Gauge;
   private readonly lastSuccess: Gauge;
+  private readonly checkPassed: Gauge<'check'>;
+  private readonly checkFailingRows: Gauge<'check'>;
+  private readonly checksAt: Gauge;
 
   constructor() {
     const registers = [this.registry];
@@ -70,6 +73,24 @@ export class SyncMetrics {
       help: 'When the last successful run finished (Unix time, seconds); 0 before the first',
       registers,
     });
+    this.checkPassed = new Gauge({
+      name: 'geo_check_passed',
+      help: 'Data test result of the last check (schedule --check): 1 passed, 0 failed',
+      labelNames: ['check'],
+      registers,
+    });
+    this.checkFailingRows = new Gauge({
+      name: 'geo_check_failing_rows',
+      help: 'Failing rows of each data test at the last check',
+      labelNames: ['check'],
+      registers,
+    });
+    this.checksAt = new Gauge({
+      name: 'geo_check_last_run_timestamp_seconds',
+      help: 'When the data tests last ran (Unix time, seconds); 0 before the first',
+      registers,
+    });
+    this.checksAt.set(0);
     // Present from the first scrape, so alerts on absence or age work before any run.
     for (const status of ['success', 'partial', 'failed', 'interrupted', 'locked'])
       this.runs.inc({ status }, 0);
@@ -90,6 +111,18 @@ export class SyncMetrics {
     const finished = Date.parse(s.finishedAt);
     this.lastDuration.set((finished - Date.parse(s.startedAt)) / 1000);
     if (s.status === 'success') this.lastSuccess.set(finished / 1000);
+  }
+
+  /** The data tests run after a run (`schedule --check`). */
+  observeChecks(
+    results: readonly { name: string; passed: boolean; failing: number }[],
+    at = new Date(),
+  ): void {
+    for (const r of results) {
+      this.checkPassed.set({ check: r.name }, r.passed ? 1 : 0);
+      this.checkFailingRows.set({ check: r.name }, r.failing);
+    }
+    this.checksAt.set(at.getTime() / 1000);
   }
 
   /** A run that ended without a summary (it threw, or the lock was held). */

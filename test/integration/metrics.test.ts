@@ -106,6 +106,51 @@ describe('schedule --metrics-port', () => {
     if (run!.status === 'success') expect(lastSuccess).toBeCloseTo(Date.parse(run!.finished_at!) / 1000, 3);
     else expect(lastSuccess).toBe(0);
   });
+
+  it('--check: the data tests run after each run, their results in the log and the metrics', async () => {
+    sim.setFaults({});
+    const own = duckdbTarget('metrics-check');
+    const p = startCli(
+      [
+        'schedule',
+        '--cron',
+        '0 0 1 1 *',
+        '--lookback-days',
+        '1',
+        '--run-now',
+        '--check',
+        '--metrics-port',
+        '0',
+        '--metrics-host',
+        '127.0.0.1',
+      ],
+      { ...env, GEO_WAREHOUSE: await own.create() },
+    );
+    let text: string;
+    try {
+      await p.waitForLog(/"msg":"data tests done"/);
+      text = await (await fetch(metricsUrl(p.stderr()))).text();
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    const r = await p.done;
+    await own.drop();
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    expect(r.stderr).toMatch(/"passed":6,"failed":0,"msg":"data tests done"/);
+    const m = parseMetrics(text);
+    for (const check of [
+      'keys_unique',
+      'children_have_execution',
+      'executions_have_platform_task',
+      'units_finished',
+      'unit_execution_counts',
+      'freshness',
+    ]) {
+      expect(m.get(`geo_check_passed{check="${check}"}`), check).toBe(1);
+      expect(m.get(`geo_check_failing_rows{check="${check}"}`), check).toBe(0);
+    }
+    expect(m.get('geo_check_last_run_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 120);
+  });
 });
 
 function metricsUrl(stderr: string): string {
