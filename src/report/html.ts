@@ -70,7 +70,7 @@ export function pageHtml(title: string, meta: string, sections: readonly Section
 <h2>${escapeHtml(s.title)}</h2>
 ${s.note ? `<p class="note">${escapeHtml(s.note)}</p>` : ''}
 <div class="row">
-<figure>${s.svg ?? '<p class="empty">no data for these days and customers</p>'}</figure>
+${s.svg ? `<figure>${s.svg}</figure>` : s.table.rows.length ? '' : '<figure><p class="empty">no data for these days and customers</p></figure>'}
 <div class="numbers">${tableHtml(s.table)}</div>
 </div>
 </section>`,

@@ -14,6 +14,8 @@ export interface ReportOptions extends ReportFilter {
   readonly brandsPerPlatform?: number;
   /** Brands in the share chart. @default 15 */
   readonly brands?: number;
+  /** Brands in the question-rank table (those ranked in the most runs). @default 5 */
+  readonly questionBrands?: number;
   /** Domains in the citation chart. @default 15 */
   readonly domains?: number;
   /** @default new Date() */
@@ -44,9 +46,94 @@ export function topBrandsPerEngine(ranks: readonly RankPoint[], n: number): Map<
   return out;
 }
 
-/** The overview first (volume, brands, domains), then one rank chart per platform. */
+/**
+ * The overview first (volume, brands, domains), then the modelled views' measures (share of voice,
+ * own-site citations, question ranks), then one rank chart per platform.
+ */
 async function sections(data: ReportData, opts: ReportOptions): Promise<Section[]> {
-  return [...(await overviewSections(data, opts)), ...(await rankSections(data, opts))];
+  return [
+    ...(await overviewSections(data, opts)),
+    ...measureSections(data, opts),
+    ...(await rankSections(data, opts)),
+  ];
+}
+
+/** Share of voice per platform, own-site versus third-party citations, question ranks of the top brands. */
+function measureSections(data: ReportData, opts: ReportOptions): Section[] {
+  const perPlatform = opts.brandsPerPlatform ?? 8;
+  const platforms = [...new Set(data.voice.map((v) => v.platform))].sort();
+  const voiceRows: (string | number)[][] = [];
+  for (const platform of platforms) {
+    const items = data.voice.filter((v) => v.platform === platform);
+    const total = items.reduce((n, v) => n + v.items, 0);
+    for (const v of items.slice(0, perPlatform)) {
+      voiceRows.push([platform, v.brand, v.items, total, percent(total > 0 ? v.items / total : 0)]);
+    }
+  }
+  const ownedRows = [...new Set(data.owned.map((o) => o.platform))].sort().map((platform) => {
+    const own = data.owned.find((o) => o.platform === platform && o.owned)?.citations ?? 0;
+    const third = data.owned.find((o) => o.platform === platform && !o.owned)?.citations ?? 0;
+    return [platform, own, third, percent(own + third > 0 ? own / (own + third) : 0)];
+  });
+  // The brands ranked in the most runs overall, and every question one of them is ranked in.
+  const byBrand = new Map<string, number>();
+  for (const q of data.questions) byBrand.set(q.brand, (byBrand.get(q.brand) ?? 0) + q.runs_ranked);
+  const top = [...byBrand]
+    .filter(([, n]) => n > 0)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .slice(0, opts.questionBrands ?? 5)
+    .map(([b]) => b);
+  const cell = new Map(data.questions.map((q) => [`${q.question}|${q.brand}`, q]));
+  const questions = [
+    ...new Set(
+      data.questions.filter((q) => top.includes(q.brand) && q.runs_ranked > 0).map((q) => q.question),
+    ),
+  ].sort();
+  return [
+    {
+      id: 'share-of-voice',
+      title: 'Share of voice per platform',
+      note: `Each brand's valid rank items over all valid rank items of its platform on these days (the ${perPlatform} largest per platform; geo.brand_share_of_voice_daily).`,
+      svg: null,
+      table: {
+        name: 'share-of-voice',
+        caption: 'valid rank items, of the platform’s, and the share',
+        head: ['platform', 'brand', 'valid rank items', 'platform total', 'share of voice'],
+        rows: voiceRows,
+      },
+    },
+    {
+      id: 'owned-citations',
+      title: 'Own-site versus third-party citations',
+      note: 'Citations of a domain that is, or is below, a host of the monitoring task’s brand_urls count as own-site (geo.citations_daily.owned).',
+      svg: null,
+      table: {
+        name: 'owned-citations',
+        caption: 'citations per platform',
+        head: ['platform', 'own site', 'third party', 'own share'],
+        rows: ownedRows,
+      },
+    },
+    {
+      id: 'question-ranks',
+      title: 'Question-level ranks of the top brands',
+      note: `Best and average valid position over the runs of each question (geo.question_rank_daily), for the ${top.length} brands ranked in the most runs.`,
+      svg: null,
+      table: {
+        name: 'question-ranks',
+        caption: 'best / average position (runs ranked of runs)',
+        head: ['question', ...top],
+        rows: questions.map((question) => [
+          question,
+          ...top.map((brand) => {
+            const q = cell.get(`${question}|${brand}`);
+            if (!q || q.runs_ranked === 0) return '';
+            return `${q.best_position} / ${fixed2(q.avg_position!)} (${q.runs_ranked} of ${q.runs})`;
+          }),
+        ]),
+      },
+    },
+  ];
 }
 
 async function rankSections(data: ReportData, opts: ReportOptions): Promise<Section[]> {

@@ -41,11 +41,36 @@ export interface DayExecutions {
   missing_rate: number;
 }
 
+/** A brand's valid rank items on one platform (share of voice = items / the platform's total). */
+export interface VoiceItems {
+  platform: string;
+  brand: string;
+  items: number;
+}
+/** Citations of the brands' own sites or of third parties, on one platform. */
+export interface OwnedCitations {
+  platform: string;
+  owned: boolean;
+  citations: number;
+}
+/** One question and brand over the report's days. */
+export interface QuestionRank {
+  question: string;
+  brand: string;
+  runs: number;
+  runs_ranked: number;
+  best_position: number | null;
+  avg_position: number | null;
+}
+
 export interface ReportData {
   ranks: RankPoint[];
   shares: BrandShare[];
   domains: DomainCount[];
   days: DayExecutions[];
+  voice: VoiceItems[];
+  owned: OwnedCitations[];
+  questions: QuestionRank[];
 }
 
 const sqlFile = (name: string) =>
@@ -115,5 +140,23 @@ export async function readReportData(
     missing: num(r.missing),
     missing_rate: num(r.executions) > 0 ? num(r.missing) / num(r.executions) : 0,
   }));
-  return { ranks, shares, domains, days };
+  const voice = (await run(warehouse, 'report-share-of-voice', filter, 'date')).map((r) => ({
+    platform: String(r.platform_name ?? '(unknown platform)'),
+    brand: String(r.brand),
+    items: num(r.items),
+  }));
+  const owned = (await run(warehouse, 'report-owned-citations', filter, 'date')).map((r) => ({
+    platform: String(r.platform_name ?? '(unknown platform)'),
+    owned: r.owned === true,
+    citations: num(r.citations),
+  }));
+  const questions = (await run(warehouse, 'report-question-ranks', filter, 'date')).map((r) => ({
+    question: String(r.question),
+    brand: String(r.brand),
+    runs: num(r.runs),
+    runs_ranked: num(r.runs_ranked),
+    best_position: r.best_position === null ? null : num(r.best_position),
+    avg_position: r.avg_position === null ? null : num(r.avg_position),
+  }));
+  return { ranks, shares, domains, days, voice, owned, questions };
 }

@@ -44,10 +44,19 @@ export function upstreamTaskId(ref: ExecRef): string {
   return `${ref.pt.platform.key}-${rng.hex(24)}`;
 }
 
+/**
+ * Share of sources that cite the watched brand's own site (the monitoring task's first brand_url),
+ * as assistants do for official product pages: what `geo.citations_daily.owned` measures.
+ */
+const OWN_SITE_RATE = 0.12;
+
 /** Sources of an execution with index < `upTo` (all of them by default), in cite order. */
 export function sourcesOf(ref: ExecRef, upTo = Number.POSITIVE_INFINITY): SourceRecord[] {
   const n = Math.min(sourceCount(ref.h, ref.pt.ordinal, ref.k), upTo);
   const rng = new Rng(derive(ref.h, 21));
+  // Its own stream: drawing from it leaves every other value of the source as it was.
+  const ownRng = new Rng(derive(ref.h, 23));
+  const official = ref.pt.mt.brand_urls[0];
   const upstream = upstreamTaskId(ref);
   const brands = ref.pt.mt.brands;
   const cat = ref.pt.mt.brand_cate_desc || (brands[0]?.short ?? '');
@@ -67,20 +76,21 @@ export function sourcesOf(ref: ExecRef, upTo = Number.POSITIVE_INFINITY): Source
       q: encodeURIComponent(b1),
     });
     const published = rng.float() < 0.15 ? '' : ymdOfDay(ref.day - rng.int(1, 720));
+    const own = official !== undefined && ownRng.float() < OWN_SITE_RATE ? new URL(official) : null;
     out.push({
       customer_id: ref.pt.mt.customer_id,
       project_id: ref.pt.mt.project_id,
       task_id: ref.pt.task_id,
       prompt_task_id: ref.prompt_task_id,
       source_id: encodeSourceId(ref.prompt_task_id, j),
-      url,
+      url: own ? `${own.origin}${own.pathname.replace(/\/?$/, '/')}${ownRng.int(1000, 9999)}.html` : url,
       title: fill(rng.pick(SOURCE_TITLES), vars),
-      domain: site.domain,
+      domain: own ? own.hostname : site.domain,
       cite_index: String(j + 1),
       snippet: fill(rng.pick(SNIPPETS), vars),
       upstream_task_id: upstream,
-      site_name: site.name,
-      site_icon: `https://${site.domain}/favicon.ico`,
+      site_name: own ? (brands[0]?.full ?? own.hostname) : site.name,
+      site_icon: `https://${own ? own.hostname : site.domain}/favicon.ico`,
       published_at: published,
     });
   }

@@ -152,6 +152,101 @@ for (const target of warehouseTargets('report')) {
         }
       }
       expect(cells).toBeGreaterThan(0);
+
+      // Share of voice per platform, from the base tables.
+      const voice = await q(
+        `SELECT p.model_name AS platform, r.brand, CAST(count(r.position) AS BIGINT) AS items
+           FROM geo.execution_ranks r JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id
+           JOIN geo.platform_tasks p ON p.task_id = e.task_id
+          WHERE ${s.where} GROUP BY p.model_name, r.brand`,
+        s.params,
+      );
+      const expectedVoice: string[][] = [];
+      for (const platform of [...new Set(voice.map((v) => String(v.platform)))].sort()) {
+        const items = voice
+          .filter((v) => v.platform === platform)
+          .map((v) => ({ brand: String(v.brand), n: Number(v.items) }))
+          .sort((a, b) => b.n - a.n || (a.brand < b.brand ? -1 : a.brand > b.brand ? 1 : 0));
+        const total = items.reduce((a, v) => a + v.n, 0);
+        for (const v of items.slice(0, 8))
+          expectedVoice.push([
+            platform,
+            v.brand,
+            String(v.n),
+            String(total),
+            percent(total > 0 ? v.n / total : 0),
+          ]);
+      }
+      expect(expectedVoice.length).toBeGreaterThan(0);
+      expect(tableRows(html, 'share-of-voice')).toEqual(expectedVoice);
+
+      // Own-site citations: the hosts of brand_urls worked out here, with URL.
+      const cites = await q(
+        `SELECT p.model_name AS platform, s.domain, e.project_id, CAST(count(*) AS BIGINT) AS n
+           FROM geo.execution_sources s JOIN geo.prompt_executions e ON e.prompt_task_id = s.prompt_task_id
+           JOIN geo.platform_tasks p ON p.task_id = e.task_id
+          WHERE ${s.where} GROUP BY p.model_name, s.domain, e.project_id`,
+        s.params,
+      );
+      const hosts = new Map<number, string[]>();
+      for (const m of await q('SELECT project_id, brand_urls FROM geo.monitoring_tasks')) {
+        const urls = (
+          typeof m.brand_urls === 'string' ? JSON.parse(m.brand_urls) : (m.brand_urls ?? [])
+        ) as string[];
+        hosts.set(
+          Number(m.project_id),
+          urls.map((u) =>
+            new URL(u.includes('://') ? u : `http://${u}`).hostname.toLowerCase().replace(/^www\./, ''),
+          ),
+        );
+      }
+      const ownedBy = new Map<string, [number, number]>();
+      for (const c of cites) {
+        const d = String(c.domain)
+          .toLowerCase()
+          .replace(/^www\./, '');
+        const own = (hosts.get(Number(c.project_id)) ?? []).some((h) => d === h || d.endsWith(`.${h}`));
+        const e = ownedBy.get(String(c.platform)) ?? [0, 0];
+        e[own ? 0 : 1] += Number(c.n);
+        ownedBy.set(String(c.platform), e);
+      }
+      const ownedRows = [...ownedBy]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([platform, [own, third]]) => [
+          platform,
+          String(own),
+          String(third),
+          percent(own / (own + third)),
+        ]);
+      expect(ownedRows.some((r) => r[1] !== '0')).toBe(true);
+      expect(tableRows(html, 'owned-citations')).toEqual(ownedRows);
+
+      // Question ranks: each cell from the base tables (best, average of each run's best, runs ranked).
+      const questionHead = tableHead(html, 'question-ranks');
+      const perRun = await q(
+        `SELECT e.prompt_name AS question, r.brand, e.prompt_task_id, min(r.position) AS best
+           FROM geo.execution_ranks r JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id
+          WHERE r.position IS NOT NULL AND ${s.where} GROUP BY e.prompt_name, r.brand, e.prompt_task_id`,
+        s.params,
+      );
+      let questionCells = 0;
+      for (const [question, ...cellsText] of tableRows(html, 'question-ranks')) {
+        cellsText.forEach((text, i) => {
+          const runs = perRun
+            .filter((p) => p.question === question && p.brand === questionHead[i + 1])
+            .map((p) => Number(p.best));
+          if (text === '') return expect(runs, `${question} ${questionHead[i + 1]}`).toEqual([]);
+          const m = /^(\d+) \/ (\d+\.\d\d) \((\d+) of \d+\)$/.exec(text)!;
+          expect(Number(m[1]), text).toBe(Math.min(...runs));
+          expect(
+            Math.abs(Number(m[2]) - runs.reduce((a, b) => a + b, 0) / runs.length),
+            text,
+          ).toBeLessThanOrEqual(0.0051);
+          expect(Number(m[3]), text).toBe(runs.length);
+          questionCells++;
+        });
+      }
+      expect(questionCells).toBeGreaterThan(0);
       return { engines };
     }
 
@@ -169,10 +264,14 @@ for (const target of warehouseTargets('report')) {
         'executions',
         'brand-share',
         'domains',
+        'share-of-voice',
+        'owned-citations',
+        'question-ranks',
         ...engines.sort().map((e) => `ranks-${e}`),
       ]);
+      const tablesOnly = new Set(['share-of-voice', 'owned-citations', 'question-ranks']);
       for (const [, id, body] of sections) {
-        expect(body, id).toMatch(/<svg[^>]*>[\s\S]*<\/svg>/);
+        if (!tablesOnly.has(id!)) expect(body, id).toMatch(/<svg[^>]*>[\s\S]*<\/svg>/);
         expect(body, id).toContain('<table data-table=');
       }
       // Chinese brand names are in the charts and tables, with a CJK-capable font stack.

@@ -1,0 +1,7 @@
+-- HTML report: each platform's valid rank items per brand over the report's days (share of voice
+-- is each brand's part of its platform's total). Filter marker: see report-brand-ranks.sql.
+SELECT platform_name, brand, CAST(SUM(valid_rank_items) AS BIGINT) AS items
+FROM geo.brand_share_of_voice_daily
+WHERE TRUE {{filter}}
+GROUP BY platform_name, brand
+ORDER BY platform_name, items DESC, brand
