@@ -80,7 +80,7 @@ export function demoCommand(): Command {
           process.stdout.write(formatSummary(summary) + '\n\n');
           process.stdout.write((await analystReport(warehouse)) + '\n');
           process.stdout.write(
-            `\nQuery it yourself: the views geo.brand_rank_daily, geo.citation_domains_daily, geo.executions_daily in ${warehouse.description}\n`,
+            `\nQuery it yourself: the views geo.brand_visibility_daily, geo.brand_share_of_voice_daily, geo.citations_daily, geo.question_rank_daily (README, docs/data-dictionary.md) in ${warehouse.description}\n`,
           );
           return exitCodeOf(summary.status);
         } finally {
