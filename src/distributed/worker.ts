@@ -311,6 +311,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         error,
         // A job reads one unit (or the account data): the scope was resolved at enqueue.
         unreadable: null,
+        text_values_changed: c.textValuesChanged,
       };
     };
     log.info({ ...(isAccountJob(data) ? { account: true } : data) }, 'job started');
