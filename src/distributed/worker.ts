@@ -20,7 +20,7 @@ import { hostname } from 'node:os';
 import type PgBoss from 'pg-boss';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { Api } from '../app.ts';
+import type { Api } from '../api-handle.ts';
 import type { Config } from '../config.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 import { syncDiagnoses, syncFinance } from '../sync/account-data.ts';

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type * as Row from '../../transform/rows.ts';
-import { shanghaiDayOf } from '../../transform/time.ts';
+import { shanghaiDayOf } from '../../time.ts';
 import { FenceLostError } from '../errors.ts';
 import { readMigrations, runMigrations } from '../migrate.ts';
 import {
