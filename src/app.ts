@@ -5,11 +5,12 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
+import type { Api } from './api-handle.ts';
 import { GeoClient, type RejectedRecord } from './api/client.ts';
 import { RequestQueue } from './api/request-queue.ts';
 import type { Config } from './config.ts';
+import { UsageError } from './errors.ts';
 import { apiPortFromClient } from './extract/client-port.ts';
-import type { ApiPort } from './extract/port.ts';
 import { openWarehouse } from './load/index.ts';
 import type { Warehouse } from './load/warehouse.ts';
 import { registerSecret } from './log.ts';
@@ -18,17 +19,9 @@ import { urlPasswords } from './redact.ts';
 import { acquireLock, lockHolder, LockLostError } from './sync/lock.ts';
 import { runSync, type Progress, type RunOptions, type RunSummary } from './sync/run.ts';
 
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-export interface Api {
-  client: GeoClient;
-  port: ApiPort;
-  /** Where quarantined list items go; a run rebinds it to its own run context. */
-  setRejectSink(sink: (r: RejectedRecord) => void): void;
-  close(): Promise<void>;
-}
+// Kept here for the commands and library users that import them from the wiring.
+export { UsageError };
+export type { Api };
 
 /** Registers every secret of the config with the log scrubber before anything logs. */
 export function registerConfigSecrets(config: Config): void {

@@ -97,14 +97,15 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
       units_failed: 0,
       error,
       unreadable,
+      text_values_changed: ctx.counters.textValuesChanged,
     };
   };
   await warehouse.insertRun(runRow('running', null, false));
   try {
     const scope = await resolveScope(deps.api, opts.customers);
     unreadable = scope.unreadable as Json;
-    await warehouse.upsertMonitoringTasks(scope.monitoringTasks.map(toMonitoringTaskRow));
-    await warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow));
+    ctx.wrote(await warehouse.upsertMonitoringTasks(scope.monitoringTasks.map(toMonitoringTaskRow)));
+    ctx.wrote(await warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow)));
     ctx.addRows('monitoring_tasks', scope.monitoringTasks.length);
     ctx.addRows('platform_tasks', scope.platformTasks.length);
     if (config.enrich.taskConfig) await syncTaskConfig(ctx, scope);

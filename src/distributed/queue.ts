@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type PgBoss from 'pg-boss';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { UsageError } from '../app.ts';
+import { UsageError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import { parseWarehouseTarget } from '../load/target.ts';
 

@@ -33,7 +33,7 @@ interface BackfillRow {
 /** The backfill's rows in geo.sync_runs: the enqueue and every attempt of every job. */
 async function backfillRuns(warehouse: Warehouse, backfill: string): Promise<SyncRunRow[]> {
   const rows = await warehouse.query(
-    `SELECT rows, requests, retries, rate_limited, rejects, status FROM geo.sync_runs
+    `SELECT rows, requests, retries, rate_limited, rejects, text_values_changed, status FROM geo.sync_runs
      WHERE args->>'backfill' = $1`,
     [backfill],
   );
@@ -91,6 +91,7 @@ export async function summarize(
   for (const run of await backfillRuns(warehouse, backfill)) {
     for (const [t, n] of Object.entries(rowsOf(run))) c.rows[t] = (c.rows[t] ?? 0) + Number(n);
     c.rejects += Number(run.rejects);
+    c.textValuesChanged += Number(run.text_values_changed ?? 0);
     api.requests += Number(run.requests);
     api.retries += Number(run.retries);
     api.rateLimited += Number(run.rate_limited);

@@ -20,7 +20,7 @@ import { hostname } from 'node:os';
 import type PgBoss from 'pg-boss';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import type { Api } from '../app.ts';
+import type { Api } from '../api-handle.ts';
 import type { Config } from '../config.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 import { syncDiagnoses, syncFinance } from '../sync/account-data.ts';
@@ -311,6 +311,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         error,
         // A job reads one unit (or the account data): the scope was resolved at enqueue.
         unreadable: null,
+        text_values_changed: c.textValuesChanged,
       };
     };
     log.info({ ...(isAccountJob(data) ? { account: true } : data) }, 'job started');

@@ -17,7 +17,10 @@ export interface ExecutionBundle {
   detail: LegacyTaskDetail | null;
   /** Children that could not be read this time; their stored rows are kept (ExecutionBatch.kept). */
   unread: UnreadChild[];
-  /** Every single-execution read answered 404 (prompt/detail too): deleted upstream meanwhile. */
+  /**
+   * Every single-execution read answered 404 (prompt/detail too): deleted upstream meanwhile.
+   * Its `unread` children are then no data problem but the deletion itself (not quarantined).
+   */
   goneUpstream: boolean;
 }
 
@@ -56,10 +59,14 @@ export async function fetchExecution(
 ): Promise<ExecutionBundle> {
   const id = item.prompt_task_id;
   const unread: UnreadChild[] = [];
+  let reads = 0;
+  let notFound = 0;
   const read = async <T>(child: ExecutionChild, p: Promise<T>, absent: T): Promise<T> => {
+    reads++;
     try {
       return await p;
     } catch (e) {
+      if (isNotFound(e)) notFound++;
       // A server may 404 a screenshot that was never taken: the listed item says there is none.
       if (child === 'screenshot' && isNotFound(e) && item.screenshot_url === null) return absent;
       if (isNotFound(e)) unread.push({ child, kind: 'not_found', error: e as GeoApiError });
@@ -75,10 +82,11 @@ export async function fetchExecution(
     opts.executionTimes ? read<LegacyTaskDetail | null>('detail', api.legacyTaskDetail(id), null) : null,
     opts.legacySources ? read<LegacySource[] | null>('legacySources', api.legacySources(id), null) : null,
   ]);
-  // Only for the run's counters and log: a listed execution whose own reads all answer 404 was
-  // deleted upstream meanwhile. It stays until its unit no longer lists it.
+  // A listed execution whose own reads all answer 404, prompt/detail too, was deleted upstream
+  // meanwhile. It stays until its unit no longer lists it. One read that answered is enough to
+  // say the execution still exists, so its unread children stay data problems.
   let goneUpstream = false;
-  if (unread.some((u) => u.kind === 'not_found')) {
+  if (notFound === reads && unread.length > 0) {
     try {
       await api.promptDetail(id);
     } catch (e) {

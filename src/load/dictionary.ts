@@ -296,6 +296,8 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       units_failed: 'Units failed.',
       error: 'Why the run failed, if it did.',
       unreadable: 'Monitoring tasks that could not be read (JSON).',
+      text_values_changed:
+        'Text and JSON values stored changed by the text rule (U+0000 dropped, lone surrogates as U+FFFD).',
     },
   },
   sync_checkpoints: {

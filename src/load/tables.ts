@@ -385,6 +385,7 @@ export const SYNC_RUNS = defineTable<SyncRunRow>(
     units_failed: 'integer',
     error: 'text?',
     unreadable: 'json?',
+    text_values_changed: 'bigint?',
   },
   { synced: false },
 );

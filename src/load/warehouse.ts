@@ -99,6 +99,14 @@ export interface LockResult {
   holder?: string | undefined;
 }
 
+/**
+ * What a write that stores API data reports: the text and JSON values the text rule (text.ts)
+ * changed (U+0000 dropped, lone surrogates as U+FFFD), for the run summary and geo.sync_runs.
+ */
+export interface Written {
+  textValuesChanged: number;
+}
+
 export interface Warehouse {
   readonly dialect: Dialect;
   /** A description safe to log (no password). */
@@ -107,17 +115,17 @@ export interface Warehouse {
   /** Applies missing migrations and (re)creates views; safe twice and from two processes. */
   migrate(): Promise<MigrateResult>;
 
-  upsertMonitoringTasks(rows: readonly MonitoringTaskRow[]): Promise<void>;
+  upsertMonitoringTasks(rows: readonly MonitoringTaskRow[]): Promise<Written>;
   /** Sets the legacy configuration columns of existing monitoring tasks. */
-  updateMonitoringTaskConfig(rows: readonly MonitoringTaskConfigRow[]): Promise<void>;
-  upsertPlatformTasks(rows: readonly PlatformTaskRow[]): Promise<void>;
-  updatePlatformTaskPrompts(rows: readonly PlatformTaskPromptsRow[]): Promise<void>;
+  updateMonitoringTaskConfig(rows: readonly MonitoringTaskConfigRow[]): Promise<Written>;
+  upsertPlatformTasks(rows: readonly PlatformTaskRow[]): Promise<Written>;
+  updatePlatformTaskPrompts(rows: readonly PlatformTaskPromptsRow[]): Promise<Written>;
 
   /**
    * One transaction: upsert executions, replace their children (see ExecutionBatch), then close
    * the given units (as completeUnit does). A unit's checkpoint thus commits with its last rows.
    */
-  writeExecutionBatch(batch: ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void>;
+  writeExecutionBatch(batch: ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<Written>;
 
   /**
    * One transaction: delete the unit's executions (and their children) that the API no longer
@@ -140,16 +148,16 @@ export interface Warehouse {
   /** Every platform task the warehouse knows (geo.platform_tasks), ascending. */
   platformTaskIds(): Promise<number[]>;
 
-  upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<void>;
-  insertBalanceSnapshot(row: BalanceSnapshotRow): Promise<void>;
-  upsertDeductions(rows: readonly DeductionRow[]): Promise<void>;
+  upsertSiteDiagnoses(rows: readonly SiteDiagnosisRow[]): Promise<Written>;
+  insertBalanceSnapshot(row: BalanceSnapshotRow): Promise<Written>;
+  upsertDeductions(rows: readonly DeductionRow[]): Promise<Written>;
   /** The day (YYYY-MM-DD, Asia/Shanghai) of the newest deduction stored, or null. */
   latestDeductionDay(): Promise<string | null>;
 
   insertRun(run: SyncRunRow): Promise<void>;
   updateRun(run: SyncRunRow): Promise<void>;
   listRuns(limit: number): Promise<SyncRunRow[]>;
-  insertRejects(rows: readonly RejectRow[]): Promise<void>;
+  insertRejects(rows: readonly RejectRow[]): Promise<Written>;
 
   /** Row count per data table. */
   counts(): Promise<Record<DataTable, number>>;

@@ -197,13 +197,13 @@ export class Catalog {
         createdByApi: false,
       };
       numberId += rng.int(1, 30);
-      // The very first task always watches deepseek first (so the largest execution of each day,
-      // k=0 of ordinal 1, has product cards) plus doubao (legacy products) and one unsupported
-      // platform; the rest pick 3-6 platforms freely.
+      // The very first task always watches yuanbao first (so the largest execution of each day,
+      // k=0 of ordinal 1, has product cards) plus doubao (the other card family) and one
+      // unsupported platform; the rest pick 3-6 platforms freely.
       let keys: PlatformKey[];
       if (first) {
-        const rest = PLATFORM_KEYS.filter((k) => k !== 'deepseek' && k !== 'doubao' && k !== 'qwen');
-        keys = ['deepseek', 'doubao', 'qwen', ...rng.sample(rest, rng.int(0, 3))];
+        const rest = PLATFORM_KEYS.filter((k) => k !== 'yuanbao' && k !== 'doubao' && k !== 'qwen');
+        keys = ['yuanbao', 'doubao', 'qwen', ...rng.sample(rest, rng.int(0, 3))];
       } else {
         keys = rng.sample(PLATFORM_KEYS, rng.int(3, 6));
       }

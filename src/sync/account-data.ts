@@ -51,8 +51,8 @@ export async function syncTaskConfig(ctx: RunContext, scope: Scope): Promise<voi
       }
     }),
   );
-  await ctx.warehouse.updateMonitoringTaskConfig(configs);
-  await ctx.warehouse.updatePlatformTaskPrompts(prompts);
+  ctx.wrote(await ctx.warehouse.updateMonitoringTaskConfig(configs));
+  ctx.wrote(await ctx.warehouse.updatePlatformTaskPrompts(prompts));
 }
 
 export async function syncDiagnoses(ctx: RunContext, customers: readonly number[]): Promise<void> {
@@ -73,13 +73,13 @@ export async function syncDiagnoses(ctx: RunContext, customers: readonly number[
       }
     }),
   );
-  await ctx.warehouse.upsertSiteDiagnoses(rows);
+  ctx.wrote(await ctx.warehouse.upsertSiteDiagnoses(rows));
   ctx.addRows('site_diagnoses', rows.length);
 }
 
 export async function syncFinance(ctx: RunContext): Promise<void> {
   const balance = await ctx.api.balance();
-  await ctx.warehouse.insertBalanceSnapshot(toBalanceSnapshotRow(balance, ctx.now(), ctx.runId));
+  ctx.wrote(await ctx.warehouse.insertBalanceSnapshot(toBalanceSnapshotRow(balance, ctx.now(), ctx.runId)));
   ctx.addRows('balance_snapshots', 1);
 
   const latest = await ctx.warehouse.latestDeductionDay();
@@ -87,7 +87,7 @@ export async function syncFinance(ctx: RunContext): Promise<void> {
   let batch: DeductionRow[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    await ctx.warehouse.upsertDeductions(batch);
+    ctx.wrote(await ctx.warehouse.upsertDeductions(batch));
     ctx.addRows('deductions', batch.length);
     batch = [];
   };

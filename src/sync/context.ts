@@ -6,7 +6,7 @@ import type { RejectedRecord } from '../api/client.ts';
 import { unitKey } from './planner.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
-import type { Warehouse } from '../load/warehouse.ts';
+import type { Warehouse, Written } from '../load/warehouse.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
 import { Slots } from './slots.ts';
 import { GroupWriter } from './writer.ts';
@@ -28,6 +28,8 @@ export interface RunCounters {
   childrenInvalid: number;
   /** Units whose task/results and task/prompts lists disagreed: nothing deleted for them. */
   unitsListMismatch: number;
+  /** Text and JSON values stored changed by the text rule (load/text.ts). */
+  textValuesChanged: number;
 }
 
 export function newCounters(): RunCounters {
@@ -45,6 +47,7 @@ export function newCounters(): RunCounters {
     childrenNotFound: 0,
     childrenInvalid: 0,
     unitsListMismatch: 0,
+    textValuesChanged: 0,
   };
 }
 
@@ -87,11 +90,16 @@ export class RunContext {
         // Rejects first, in their own statement: a checkpoint is never committed before the
         // quarantine rows of its unit.
         await this.flushRejects();
-        await warehouse.writeExecutionBatch(batch, completions);
+        this.wrote(await warehouse.writeExecutionBatch(batch, completions));
       },
       Math.max(1, config.batchSize) * 4,
       this.counters.rows,
     );
+  }
+
+  /** Counts what a warehouse write reports (the text rule's changes). */
+  wrote(w: Written): void {
+    this.counters.textValuesChanged += w.textValuesChanged;
   }
 
   addRows(table: string, n: number): void {
@@ -149,6 +157,6 @@ export class RunContext {
     if (this.pendingRejects.length === 0) return;
     const rows = this.pendingRejects;
     this.pendingRejects = [];
-    await this.warehouse.insertRejects(rows);
+    this.wrote(await this.warehouse.insertRejects(rows));
   }
 }

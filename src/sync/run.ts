@@ -179,6 +179,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       units_failed: c.unitsFailed,
       error: null,
       unreadable: scope ? (scope.unreadable as Json) : null,
+      text_values_changed: c.textValuesChanged,
     };
   };
   await deps.warehouse.insertRun(runRow());
@@ -202,8 +203,8 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       },
       'scope resolved',
     );
-    await deps.warehouse.upsertMonitoringTasks(scope.monitoringTasks.map(toMonitoringTaskRow));
-    await deps.warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow));
+    ctx.wrote(await deps.warehouse.upsertMonitoringTasks(scope.monitoringTasks.map(toMonitoringTaskRow)));
+    ctx.wrote(await deps.warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow)));
     ctx.addRows('monitoring_tasks', scope.monitoringTasks.length);
     ctx.addRows('platform_tasks', scope.platformTasks.length);
     // Reads outside the daily hierarchy go through the same request queue alongside the units

@@ -23,6 +23,10 @@ export function formatSummary(s: RunSummary): string {
     lines.push(
       `unread children: ${c.childrenNotFound} not found (404, reason child_not_found), ${c.childrenInvalid} invalid (quarantined); their executions and stored rows kept`,
     );
+  if (c.textValuesChanged)
+    lines.push(
+      `text: ${c.textValuesChanged} values stored changed (U+0000 dropped, lone surrogates as U+FFFD), the same on both warehouses`,
+    );
   if (c.unitsListMismatch)
     lines.push(
       `list mismatches: ${c.unitsListMismatch} units where task/results and task/prompts disagreed; nothing deleted for them`,

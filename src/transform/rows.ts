@@ -239,6 +239,11 @@ export interface SyncRunRow {
    * them; null when the run resolved no scope (a distributed job) or has not yet.
    */
   unreadable: Json;
+  /**
+   * Text and JSON values the run stored changed by the text rule (load/text.ts): U+0000
+   * dropped, lone surrogates as U+FFFD.
+   */
+  text_values_changed: number;
 }
 
 /** A finished unit of work: one platform task on one day. */

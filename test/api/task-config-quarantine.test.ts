@@ -45,9 +45,13 @@ describe('syncTaskConfig', () => {
       api: apiPortFromClient(client),
       logger: silentLogger,
       reject: (r: RejectedRecord) => rejects.push(r),
+      wrote: () => undefined,
       warehouse: {
-        updateMonitoringTaskConfig: async (rows: MonitoringTaskConfigRow[]) => void stored.push(...rows),
-        updatePlatformTaskPrompts: async () => undefined,
+        updateMonitoringTaskConfig: async (rows: MonitoringTaskConfigRow[]) => {
+          stored.push(...rows);
+          return { textValuesChanged: 0 };
+        },
+        updatePlatformTaskPrompts: async () => ({ textValuesChanged: 0 }),
       },
     } as unknown as RunContext;
     const scope = { monitoringTasks: [1, 2].map((id) => monitoringTask(id) as MonitoringTask) } as Scope;

@@ -2,6 +2,10 @@
  * Issue 9 items 2 and 3, over real sockets into both warehouses: a child of a listed execution
  * that answers a permanent mismatch (item 2) or 404 (item 3) costs one quarantined record, never
  * the execution, its other children, its stored rows or the unit's checkpoint.
+ *
+ * Issue 23 item 2: a listed execution deleted upstream (every read 404, prompt/detail too) is
+ * counted and logged, its stored rows kept, and is no reason for a PARTIAL run: the user cannot
+ * change it, and the day would alert every night of the look-back window.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -132,15 +136,16 @@ for (const target of warehouseTargets('unread-children')) {
         sim.world.mutations.hideChild(z.prompt_task_id, c);
       try {
         const s = await sync(true);
+        // x still exists upstream: its unread children make the run partial.
         expect(s.status).toBe('partial');
         expect(s.counters.unitsFailed).toBe(0);
-        // x: prompt/searches and legacy task/searches; z: those, products, screenshot, legacy detail.
-        expect(s.counters.childrenNotFound).toBe(7);
+        // x: prompt/searches and legacy task/searches. z is gone upstream: counted, not quarantined.
+        expect(s.counters.childrenNotFound).toBe(2);
         expect(s.counters.goneExecutions).toBe(1);
-        expect(formatSummary(s)).toContain('unread children: 7 not found (404, reason child_not_found)');
+        expect(formatSummary(s)).toContain('unread children: 2 not found (404, reason child_not_found)');
 
         const rejects = await rejectsOf(s.runId);
-        expect(rejects).toHaveLength(7);
+        expect(rejects).toHaveLength(2);
         for (const r of rejects) expect(r.reason).toBe('child_not_found');
         const byExecution = (id: number) =>
           rejects
@@ -155,13 +160,7 @@ for (const target of warehouseTargets('unread-children')) {
           'GET /api/v2/geo/prompt/searches',
           'GET /api/v2/geo/task/searches',
         ]);
-        expect(byExecution(z.prompt_task_id)).toEqual([
-          'GET /api/v2/geo/prompt/products',
-          'GET /api/v2/geo/prompt/screenshot',
-          'GET /api/v2/geo/prompt/searches',
-          'GET /api/v2/geo/task/detail',
-          'GET /api/v2/geo/task/searches',
-        ]);
+        expect(byExecution(z.prompt_task_id)).toEqual([]);
 
         expect(await countOf('prompt_executions', x.prompt_task_id)).toBe(1);
         expect(await countOf('execution_sources', x.prompt_task_id)).toBe(xSources);
@@ -172,6 +171,55 @@ for (const target of warehouseTargets('unread-children')) {
         const counts = await withWarehouse(url, (w) => w.counts());
         expect(counts.prompt_executions).toBe(sim.world.dayTotals(day).executions);
         expect(counts.execution_sources).toBe(sim.world.dayTotals(day).sources);
+      } finally {
+        sim.world.mutations.reset();
+      }
+    });
+
+    it('issue 23: an execution deleted upstream, still listed, is counted and its rows kept; the run ends success, night after night', async () => {
+      // z: every single-execution endpoint answers 404 (prompt/detail too), yet task/results lists it.
+      const z = withCards();
+      const stored = {
+        prompt_executions: 1,
+        execution_sources: sim.world.sources(z.prompt_task_id).length,
+        product_cards: sim.world.products(z.prompt_task_id).cards.length,
+        execution_products: 1,
+        execution_screenshots: 1,
+        execution_ranks: z.rank_details.length,
+      };
+      for (const c of ['detail', 'result', 'sources', 'screenshot', 'products'] as const)
+        sim.world.mutations.hideChild(z.prompt_task_id, c);
+      try {
+        // Two nights in the look-back window: the same answer each time.
+        for (let night = 0; night < 2; night++) {
+          const s = await sync(true);
+          expect(s.status).toBe('success');
+          expect(s.counters.goneExecutions).toBe(1);
+          expect(s.counters.rejects).toBe(0);
+          expect(s.counters.childrenNotFound).toBe(0);
+          expect(formatSummary(s)).toContain(
+            '0 quarantined in geo.sync_rejects; 1 executions deleted upstream',
+          );
+          expect(await rejectsOf(s.runId)).toEqual([]);
+          for (const [table, n] of Object.entries(stored))
+            expect(await countOf(table, z.prompt_task_id)).toBe(n);
+        }
+      } finally {
+        sim.world.mutations.reset();
+      }
+    });
+
+    it('a listed execution whose children answer 404 while prompt/detail still reads it stays partial', async () => {
+      const x = withCards();
+      for (const c of ['sources', 'screenshot', 'products'] as const)
+        sim.world.mutations.hideChild(x.prompt_task_id, c);
+      try {
+        const s = await sync(true);
+        expect(s.status).toBe('partial');
+        expect(s.counters.goneExecutions).toBe(0);
+        // prompt/searches, task/searches, prompt/screenshot, prompt/products.
+        expect(s.counters.childrenNotFound).toBe(4);
+        expect(await rejectsOf(s.runId)).toHaveLength(4);
       } finally {
         sim.world.mutations.reset();
       }

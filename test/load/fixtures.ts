@@ -147,6 +147,7 @@ export function syncRun(runId: string, o: Partial<SyncRunRow> = {}): SyncRunRow 
     units_failed: 0,
     error: null,
     unreadable: null,
+    text_values_changed: 0,
     ...o,
   };
 }

@@ -520,6 +520,7 @@ for (const dialect of DIALECTS) {
         units_done: 2,
         units_failed: 1,
         error: 'one unit failed',
+        text_values_changed: 3,
       });
       await w.updateRun(done);
       const runs = await w.listRuns(10);
@@ -533,6 +534,77 @@ for (const dialect of DIALECTS) {
       await w.insertRun(syncRun('run-z', { started_at: '2026-11-17T20:30:00.000Z' }));
       const z = (await w.listRuns(10)).find((r) => r.run_id === 'run-z');
       expect(z?.started_at).toBe('2026-11-18T04:30:00+08:00');
+    });
+
+    it('one text rule (issue 23): U+0000 dropped from every text and JSON value, lone surrogates stored as U+FFFD', async () => {
+      const id = 9301;
+      const written = await w.writeExecutionBatch(
+        batch({
+          executions: [execution(id, { answer: 'an\0swer \u{1F600}', think: 'truncated \ud83d' })],
+          ranks: [rank(id, 1, 'Acme\0 Phones', 1, { brand_short: 'Ac\0' }), rank(id, 2, 'Beta', 2)],
+          products: [products(id, { field_labels: { product_name: '商\0品' } })],
+          cards: [card(id, 1, { card: { product_name: 'p\0', 'sh\0op': ['\0', 'x'] }, product_name: 'p\0' })],
+        }),
+      );
+      // answer, think, two brand texts, field_labels, the card JSON, product_name.
+      expect(written).toEqual({ textValuesChanged: 7 });
+      const [e] = await rowsOf('prompt_executions', [id], 'prompt_task_id');
+      expect(e).toMatchObject({ answer: 'answer \u{1F600}', think: 'truncated \ufffd' });
+      expect((await rowsOf('execution_ranks', [id], 'ordinal')).map((r) => [r.brand, r.brand_short])).toEqual(
+        [
+          ['Acme Phones', 'Ac'],
+          ['Beta', 'Bet'],
+        ],
+      );
+      const [p] = await rowsOf('execution_products', [id], 'prompt_task_id');
+      expect(p!.field_labels).toEqual({ product_name: '商品' });
+      const [c] = await rowsOf('product_cards', [id], 'position');
+      expect(c).toMatchObject({ card: { product_name: 'p', shop: ['', 'x'] }, product_name: 'p' });
+      // The JSON text itself holds no U+0000 escape, whatever the dialect's JSON type keeps.
+      const [t] = await w.query(
+        'SELECT CAST(card AS VARCHAR) AS t FROM geo.product_cards WHERE prompt_task_id = $1',
+        [id],
+      );
+      expect(String(t!.t)).not.toContain('\\u0000');
+      expect(String(t!.t)).not.toContain('\0');
+
+      // Rows written by statements (not bulk loads) follow the same rule.
+      const task = {
+        project_id: 9301,
+        customer_id: null,
+        project_name: 'Brand\0 watch',
+        brand_cate_desc: 'phones',
+        brand_desc_list: 'Acme\0\nBeta',
+        status: 1,
+        status_name: 'in progress',
+        created_at: '2026-01-02T03:04:05+08:00',
+        task_count: 1,
+        prompts: ['best\0 phone?'],
+      };
+      expect(await w.upsertMonitoringTasks([task])).toEqual({ textValuesChanged: 3 });
+      const [m] = await w.query(
+        'SELECT project_name, brand_desc_list, prompts FROM geo.monitoring_tasks WHERE project_id = $1',
+        [9301],
+      );
+      expect(m).toEqual({
+        project_name: 'Brand watch',
+        brand_desc_list: 'Acme\nBeta',
+        prompts: ['best phone?'],
+      });
+      expect(
+        await w.insertRejects([
+          {
+            run_id: 'run-text',
+            endpoint: '/api/v2/geo/task/results',
+            params: { task_id: 1 },
+            reason: 'bad \0',
+            raw: { answer: 'a\0' },
+            seen_at: '2026-11-21T04:32:00+08:00',
+          },
+        ]),
+      ).toEqual({ textValuesChanged: 2 });
+      const [r] = await w.query('SELECT reason, raw FROM geo.sync_rejects WHERE run_id = $1', ['run-text']);
+      expect(r).toEqual({ reason: 'bad ', raw: { answer: 'a' } });
     });
 
     it('rejects are kept with their payload', async () => {
@@ -1018,7 +1090,7 @@ for (const dialect of DIALECTS) {
           await vi.waitFor(async () => expect(await b.tryLock('run b')).toEqual({ acquired: true }), {
             timeout: 10_000,
           });
-          await expect(a.upsertMonitoringTasks([])).resolves.toBeUndefined(); // nothing to write: no transaction
+          await expect(a.upsertMonitoringTasks([])).resolves.toEqual({ textValuesChanged: 0 }); // nothing to write: no transaction
           await expect(
             a.writeExecutionBatch(
               batch({ executions: [execution(801, { task_id: 80, date_time: '2026-09-04' })] }),

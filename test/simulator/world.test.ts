@@ -195,7 +195,9 @@ describe('executions of a day', () => {
     const platformOf = new Map(w.allPlatformTasks().map((t) => [t.task_id, t.model_key]));
     for (const e of all) {
       const p = w.products(e.prompt_task_id);
-      const supported = ['deepseek', 'doubao', 'yuanbao', 'kimi_back'].includes(platformOf.get(e.task_id)!);
+      const supported = ['yuanbao', 'yuanbao_auto', 'doubao', 'ai_douyin'].includes(
+        platformOf.get(e.task_id)!,
+      );
       expect(p.supported).toBe(supported);
       if (!supported) expect(p).toMatchObject({ result_status: 'unsupported', cards: [] });
       else if (p.cards.length === 0) expect(p.result_status).toBe('missing');

@@ -7,7 +7,7 @@
  * A real server adds fields over time; refusing them would turn every API addition into an outage.
  */
 import { z } from 'zod';
-import { apiTimestampToIso } from '../../transform/time.ts';
+import { apiTimestampToIso } from '../../time.ts';
 
 /** An API ID: a non-negative integer. JSON numbers only; IDs are never derived or coerced. */
 export const Id = z.number().int().nonnegative();

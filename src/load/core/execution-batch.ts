@@ -29,8 +29,10 @@ import {
   PROMPT_EXECUTIONS,
   PROMPT_EXECUTIONS_BUT_TIMES,
   SYNC_CHECKPOINTS,
+  type TableSpec,
 } from '../tables.ts';
-import type { UnitCompletion } from '../warehouse.ts';
+import { storedRows } from '../text.ts';
+import type { UnitCompletion, Written } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
 import { insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
@@ -42,9 +44,9 @@ export async function writeExecutionBatch(
   batch: ExecutionBatch,
   completions: readonly UnitCompletion[] = [],
   beforeCommit?: (c: Connection) => Promise<void>,
-): Promise<void> {
-  if (isEmptyBatch(batch) && completions.length === 0) return;
-  const b = prepareBatch(batch);
+): Promise<Written> {
+  if (isEmptyBatch(batch) && completions.length === 0) return { textValuesChanged: 0 };
+  const { batch: b, changed } = storedBatch(prepareBatch(batch));
   const write = (merge: Merge) =>
     driver.transaction(
       async (c) => {
@@ -60,6 +62,27 @@ export async function writeExecutionBatch(
     if (!driver.isDuplicateKey(e)) throw e;
     await write(safePath);
   }
+  return { textValuesChanged: changed };
+}
+
+/** The batch's rows as the text rule stores them (../text.ts), and how many values it changed. */
+function storedBatch(b: PreparedBatch): { batch: PreparedBatch; changed: number } {
+  let changed = 0;
+  const stored = <R>(spec: TableSpec<R>, rows: readonly R[]): R[] => {
+    const r = storedRows(spec, rows);
+    changed += r.changed;
+    return r.rows as R[];
+  };
+  const batch: PreparedBatch = {
+    ...b,
+    executions: stored(PROMPT_EXECUTIONS, b.executions),
+    screenshots: stored(EXECUTION_SCREENSHOTS, b.screenshots),
+    products: stored(EXECUTION_PRODUCTS, b.products),
+    ranks: stored(EXECUTION_RANKS, b.ranks),
+    sources: stored(EXECUTION_SOURCES, b.sources),
+    cards: stored(PRODUCT_CARDS, b.cards),
+  };
+  return { batch, changed };
 }
 
 const deleteIdsSql = (driver: Driver, table: string) =>

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import type * as Row from '../../transform/rows.ts';
-import { shanghaiDayOf } from '../../transform/time.ts';
+import { shanghaiDayOf } from '../../time.ts';
 import { FenceLostError } from '../errors.ts';
 import { readMigrations, runMigrations } from '../migrate.ts';
 import {
@@ -41,7 +41,9 @@ import {
   type UnitCompletion,
   type UnitRecords,
   type Warehouse,
+  type Written,
 } from '../warehouse.ts';
+import { storedRows } from '../text.ts';
 import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
 import { CoreMigrationStore } from './migration-store.ts';
@@ -103,52 +105,61 @@ export class CoreWarehouse implements Warehouse {
 
   /**
    * Multi-row inserts (upserts by the spec's key unless `upsert` is false), one transaction;
-   * fenced unless `fenced` is false (the run log).
+   * fenced unless `fenced` is false (the run log). Every row as the text rule stores it (text.ts).
    */
   private async writeRows<R>(
     spec: TableSpec<R>,
-    rows: readonly R[],
+    given: readonly R[],
     upsert = true,
     fenced = true,
-  ): Promise<void> {
-    if (rows.length === 0) return;
-    const transaction = fenced ? this.fenced.bind(this) : this.driver.transaction.bind(this.driver);
-    await transaction(async (c: Connection) => {
-      for (const chunk of chunked(rows, spec.columns.length)) {
-        await c.execute(insertValuesSql(this.driver, spec, chunk.length, upsert), valuesParams(spec, chunk));
-      }
-    });
+  ): Promise<Written> {
+    const { rows, changed } = storedRows(spec, given);
+    if (rows.length > 0) {
+      const transaction = fenced ? this.fenced.bind(this) : this.driver.transaction.bind(this.driver);
+      await transaction(async (c: Connection) => {
+        for (const chunk of chunked(rows, spec.columns.length)) {
+          await c.execute(
+            insertValuesSql(this.driver, spec, chunk.length, upsert),
+            valuesParams(spec, chunk),
+          );
+        }
+      });
+    }
+    return { textValuesChanged: changed };
   }
 
-  /** Sets the spec's columns of existing rows by key, one transaction. */
-  private async updateRows<R>(spec: TableSpec<R>, rows: readonly R[]): Promise<void> {
-    if (rows.length === 0) return;
-    const sql = updateByKeySql(this.driver, spec);
-    await this.fenced(async (c) => {
-      for (const r of rows) await c.execute(sql, valuesParams(spec, [r]));
-    });
+  /** Sets the spec's columns of existing rows by key, one transaction (text rule applied). */
+  private async updateRows<R>(spec: TableSpec<R>, given: readonly R[]): Promise<Written> {
+    const { rows, changed } = storedRows(spec, given);
+    if (rows.length > 0) {
+      const sql = updateByKeySql(this.driver, spec);
+      await this.fenced(async (c) => {
+        for (const r of rows) await c.execute(sql, valuesParams(spec, [r]));
+      });
+    }
+    return { textValuesChanged: changed };
   }
 
-  upsertMonitoringTasks(rows: readonly Row.MonitoringTaskRow[]): Promise<void> {
+  upsertMonitoringTasks(rows: readonly Row.MonitoringTaskRow[]): Promise<Written> {
     return this.writeRows(
       MONITORING_TASKS,
       dedupeBy(rows, (r) => r.project_id),
     );
   }
-  updateMonitoringTaskConfig(rows: readonly Row.MonitoringTaskConfigRow[]): Promise<void> {
+  updateMonitoringTaskConfig(rows: readonly Row.MonitoringTaskConfigRow[]): Promise<Written> {
     return this.updateRows(MONITORING_TASK_CONFIG, rows);
   }
-  upsertPlatformTasks(rows: readonly Row.PlatformTaskRow[]): Promise<void> {
+  upsertPlatformTasks(rows: readonly Row.PlatformTaskRow[]): Promise<Written> {
     return this.writeRows(
       PLATFORM_TASKS,
       dedupeBy(rows, (r) => r.task_id),
     );
   }
-  updatePlatformTaskPrompts(rows: readonly Row.PlatformTaskPromptsRow[]): Promise<void> {
+  updatePlatformTaskPrompts(rows: readonly Row.PlatformTaskPromptsRow[]): Promise<Written> {
     return this.updateRows(PLATFORM_TASK_PROMPTS, rows);
   }
 
-  writeExecutionBatch(batch: Row.ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<void> {
+  writeExecutionBatch(batch: Row.ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<Written> {
     return writeExecutionBatch(this.driver, batch, completions, (c) => this.checkFences(c));
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
@@ -169,8 +180,8 @@ export class CoreWarehouse implements Warehouse {
 
   // ---- unit state (`geo-sync state show|reset`) ----
 
-  recordUnitFailures(rows: readonly Row.UnitFailureRow[]): Promise<void> {
-    return this.writeRows(
+  async recordUnitFailures(rows: readonly Row.UnitFailureRow[]): Promise<void> {
+    await this.writeRows(
       SYNC_UNIT_FAILURES,
       dedupeBy(rows, (r) => unitKeyOf(r.task_id, r.date)),
     );
@@ -216,16 +227,16 @@ export class CoreWarehouse implements Warehouse {
     return rows.map((r) => r.task_id);
   }
 
-  upsertSiteDiagnoses(rows: readonly Row.SiteDiagnosisRow[]): Promise<void> {
+  upsertSiteDiagnoses(rows: readonly Row.SiteDiagnosisRow[]): Promise<Written> {
     return this.writeRows(
       SITE_DIAGNOSES,
       dedupeBy(rows, (r) => r.diagnosis_id),
     );
   }
-  insertBalanceSnapshot(row: Row.BalanceSnapshotRow): Promise<void> {
+  insertBalanceSnapshot(row: Row.BalanceSnapshotRow): Promise<Written> {
     return this.writeRows(BALANCE_SNAPSHOTS, [row]);
   }
-  upsertDeductions(rows: readonly Row.DeductionRow[]): Promise<void> {
+  upsertDeductions(rows: readonly Row.DeductionRow[]): Promise<Written> {
     return this.writeRows(
       DEDUCTIONS,
       dedupeBy(rows, (r) => r.id),
@@ -240,15 +251,16 @@ export class CoreWarehouse implements Warehouse {
   }
 
   /** Inserts the run (or overwrites it: idempotent by run_id). */
-  insertRun(run: Row.SyncRunRow): Promise<void> {
-    return this.writeRows(SYNC_RUNS, [run], true, false);
+  async insertRun(run: Row.SyncRunRow): Promise<void> {
+    await this.writeRows(SYNC_RUNS, [run], true, false);
   }
-  async updateRun(run: Row.SyncRunRow): Promise<void> {
+  async updateRun(given: Row.SyncRunRow): Promise<void> {
+    const [run] = storedRows(SYNC_RUNS, [given]).rows;
     const changed = await this.driver.connection((c) =>
-      c.execute(updateByKeySql(this.driver, SYNC_RUNS), valuesParams(SYNC_RUNS, [run])),
+      c.execute(updateByKeySql(this.driver, SYNC_RUNS), valuesParams(SYNC_RUNS, [run!])),
     );
     // A run never inserted (e.g. its insert failed) is recorded now rather than lost.
-    if (changed === 0) await this.insertRun(run);
+    if (changed === 0) await this.insertRun(run!);
   }
   listRuns(limit: number): Promise<Row.SyncRunRow[]> {
     return this.driver.connection((c) =>
@@ -259,7 +271,7 @@ export class CoreWarehouse implements Warehouse {
       ),
     );
   }
-  insertRejects(rows: readonly Row.RejectRow[]): Promise<void> {
+  insertRejects(rows: readonly Row.RejectRow[]): Promise<Written> {
     // Fenced: the quarantine of a read whose owner was lost is discarded with its rows (the
     // job's live attempt reads the unit again and quarantines what it finds).
     return this.writeRows(SYNC_REJECTS, rows, false);

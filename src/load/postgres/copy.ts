@@ -2,8 +2,9 @@
  * COPY ... FROM STDIN (text format) through pg-copy-streams: rows are encoded here, column by
  * column from their TableSpec, and streamed in chunks. Values never touch SQL text.
  *
- * PostgreSQL text cannot hold U+0000, nor JSONB the `\u0000` escape: both are dropped rather
- * than failing the whole batch.
+ * PostgreSQL text cannot hold U+0000, nor JSONB the `\u0000` escape. The core's text rule
+ * (../text.ts) drops them from every row before it gets here, for both warehouses alike; they are
+ * dropped here too, so a row that bypassed the core fails nothing.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

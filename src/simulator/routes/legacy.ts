@@ -5,7 +5,7 @@
  */
 import { Params as ParamSchemas } from '../../api/endpoints.ts';
 import type { TaskInput } from '../catalog.ts';
-import { productsOf, screenshotOf, toLegacySource } from '../children.ts';
+import { productsOf, screenshotObjectOf, toLegacySource } from '../children.ts';
 import type { ExecRef } from '../executions.ts';
 import { secondsIntoDay } from '../executions.ts';
 import { legacyFail, ok, pageObject, paging } from '../http.ts';
@@ -107,16 +107,18 @@ export function taskResult(ctx: Ctx): Reply {
     rank_exposure_number: r.rank_exposure_number,
     rank_details: r.rank_details,
   };
-  // Only two platform families have legacy product data; the others answer an empty array.
-  if (withProducts === 1) data.products = ref.pt.platform.legacyProducts ? productsOf(ref).cards : [];
+  // The cards prompt/products serves: the platforms with cards are the two families of 4.4, and
+  // every other platform has none, so it answers an empty array.
+  if (withProducts === 1) data.products = productsOf(ref).cards;
   return ok(data);
 }
 
 export function taskScreenshot(ctx: Ctx): Reply {
   const ref = execution(ctx, 'screenshot');
   if (isReply(ref)) return ref;
-  const shot = screenshotOf(ref);
-  if (!shot) return legacyFail(404, '截图不存在');
+  // What prompt/screenshot serves, renamed: an execution without a screenshot exists, so it is
+  // 200 with an empty `sceenshot_result` (404 is kept for a missing execution, 4.3 rule 4).
+  const shot = screenshotObjectOf(ref);
   return ok({
     task_id: shot.prompt_task_id,
     sc_status: shot.screenshot_status,

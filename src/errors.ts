@@ -1,0 +1,9 @@
+/**
+ * Errors of the process as a whole, below every room that throws them: the wiring (app.ts),
+ * the commands and the distributed queue alike.
+ */
+
+/** Bad command-line or configuration input: one line naming the field and the fix; exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}

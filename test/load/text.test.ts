@@ -1,0 +1,85 @@
+/**
+ * Issue 23 item 3: one rule for every text and JSON value either warehouse stores
+ * (src/load/text.ts): U+0000 dropped, a lone UTF-16 surrogate replaced by U+FFFD, every other
+ * character kept; each value changed counted once.
+ */
+import { describe, expect, it } from 'vitest';
+import { storedJson, storedRows, storedText } from '../../src/load/text.ts';
+import { PRODUCT_CARDS, PROMPT_EXECUTIONS } from '../../src/load/tables.ts';
+import type { Json } from '../../src/transform/rows.ts';
+import { card, execution } from './fixtures.ts';
+
+describe('storedText', () => {
+  it.each([
+    ['plain text', 'plain text'],
+    ['', ''],
+    ['a\0b', 'ab'],
+    ['\0\0', ''],
+    ['tab\tnewline\nbackslash\\', 'tab\tnewline\nbackslash\\'],
+    ['emoji 😀 kept', 'emoji 😀 kept'],
+    ['中文\0品牌', '中文品牌'],
+    ['truncated \ud83d', 'truncated \ufffd'],
+    ['\ude00 low first', '\ufffd low first'],
+    ['reversed \ude00\ud83d', 'reversed \ufffd\ufffd'],
+    ['both \0\ud83d', 'both \ufffd'],
+    ['the escape \\u0000 as text', 'the escape \\u0000 as text'],
+  ])('%j -> %j', (input, output) => {
+    expect(storedText(input)).toBe(output);
+  });
+
+  it('returns the same string when nothing changes', () => {
+    const s = 'unchanged 😀';
+    expect(storedText(s)).toBe(s);
+  });
+});
+
+describe('storedJson', () => {
+  it.each<[Json, Json]>([
+    [null, null],
+    [1.5, 1.5],
+    [true, true],
+    ['x\0', 'x'],
+    [
+      ['a\0', ['\ud800'], 3],
+      ['a', ['\ufffd'], 3],
+    ],
+    [
+      { 'ke\0y': 'v\0', nested: { deep: ['\0'] } },
+      { key: 'v', nested: { deep: [''] } },
+    ],
+  ])('%j -> %j', (input, output) => {
+    expect(storedJson(input)).toEqual(output);
+  });
+
+  it('returns the same value when nothing changes (no copy)', () => {
+    const v: Json = { a: ['b', { c: 'd' }], e: 1 };
+    expect(storedJson(v)).toBe(v);
+  });
+});
+
+describe('storedRows', () => {
+  it('changes text and JSON columns only and counts each value changed once', () => {
+    const clean = execution(1);
+    const dirty = execution(2, { answer: 'an\0swer', think: 'cut \ud83d', prompt_name: 'q\0' });
+    const { rows, changed } = storedRows(PROMPT_EXECUTIONS, [clean, dirty]);
+    expect(changed).toBe(3);
+    expect(rows[0]).toBe(clean);
+    expect(rows[1]).toEqual({ ...dirty, answer: 'answer', think: 'cut \ufffd', prompt_name: 'q' });
+    // The caller's row is not modified.
+    expect(dirty.answer).toBe('an\0swer');
+  });
+
+  it('a JSON value with several members changed counts once', () => {
+    const c = card(1, 1, { card: { name: 'p\0', shop: '\0s', list: ['\0'] }, product_name: 'p\0' });
+    const { rows, changed } = storedRows(PRODUCT_CARDS, [c]);
+    expect(changed).toBe(2);
+    expect(rows[0]).toMatchObject({ card: { name: 'p', shop: 's', list: [''] }, product_name: 'p' });
+  });
+
+  it('rows without anything to change come back as the same array', () => {
+    const input = [execution(1), execution(2)];
+    const out = storedRows(PROMPT_EXECUTIONS, input);
+    expect(out).toEqual({ rows: input, changed: 0 });
+    expect(out.rows).toBe(input);
+  });
+});
