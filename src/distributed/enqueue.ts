@@ -97,6 +97,8 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
       units_failed: 0,
       error,
       unreadable,
+      executions_read: null,
+      executions_unchanged: null,
     };
   };
   await warehouse.insertRun(runRow('running', null, false));

@@ -311,6 +311,8 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         error,
         // A job reads one unit (or the account data): the scope was resolved at enqueue.
         unreadable: null,
+        executions_read: c.executionsRead,
+        executions_unchanged: c.executionsUnchanged,
       };
     };
     log.info({ ...(isAccountJob(data) ? { account: true } : data) }, 'job started');

@@ -25,6 +25,7 @@ import type {
   BalanceSnapshotRow,
   CheckpointRow,
   DeductionRow,
+  ExecutionFingerprintRow,
   ExecutionProductsRow,
   ExecutionRankRow,
   ExecutionScreenshotRow,
@@ -385,8 +386,17 @@ export const SYNC_RUNS = defineTable<SyncRunRow>(
     units_failed: 'integer',
     error: 'text?',
     unreadable: 'json?',
+    executions_read: 'bigint?',
+    executions_unchanged: 'bigint?',
   },
   { synced: false },
+);
+
+/** Change detection: each execution's item fingerprint as last read (sql/<dialect>/006). */
+export const EXECUTION_FINGERPRINTS = defineTable<ExecutionFingerprintRow>(
+  'execution_fingerprints',
+  ['prompt_task_id'],
+  { prompt_task_id: 'bigint', fingerprint: 'text', children_complete: 'boolean' },
 );
 
 export const SYNC_CHECKPOINTS = defineTable<CheckpointRow>(
@@ -470,6 +480,7 @@ export const GEO_TABLES: readonly TableDef[] = [
   SYNC_CHECKPOINTS,
   SYNC_UNIT_FAILURES,
   SYNC_REJECTS,
+  EXECUTION_FINGERPRINTS,
   SCHEMA_MIGRATIONS,
   SYNC_LOCK,
 ].map((t) => t.def);

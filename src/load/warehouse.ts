@@ -125,6 +125,11 @@ export interface Warehouse {
    * checkpoint never exists without its rows.
    */
   completeUnit(unit: UnitCompletion): Promise<void>;
+  /**
+   * Change detection: the fingerprints of the unit's stored executions whose children were read
+   * completely, by prompt_task_id (an execution no longer stored has none).
+   */
+  completeFingerprints(task_id: number, date: string): Promise<Map<number, string>>;
   /** Finished units among the given dates, as `${task_id}|${date}` keys. */
   finishedUnits(dates: readonly string[]): Promise<Set<string>>;
   /** Records failed units (the latest failure per unit is kept). */

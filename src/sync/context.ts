@@ -28,6 +28,10 @@ export interface RunCounters {
   childrenInvalid: number;
   /** Units whose task/results and task/prompts lists disagreed: nothing deleted for them. */
   unitsListMismatch: number;
+  /** Listed executions whose children were requested. */
+  executionsRead: number;
+  /** Listed executions left as stored: fingerprint unchanged, children complete last time. */
+  executionsUnchanged: number;
 }
 
 export function newCounters(): RunCounters {
@@ -45,6 +49,8 @@ export function newCounters(): RunCounters {
     childrenNotFound: 0,
     childrenInvalid: 0,
     unitsListMismatch: 0,
+    executionsRead: 0,
+    executionsUnchanged: 0,
   };
 }
 
@@ -68,6 +74,12 @@ export class RunContext {
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
 
+  /**
+   * Skip the children of executions whose listed item is unchanged (fingerprint) and whose
+   * children were complete last time. Off with `changeDetection: false` or a run's `--reread`.
+   */
+  changeDetection: boolean;
+
   constructor(
     readonly runId: string,
     readonly api: ApiPort,
@@ -77,6 +89,7 @@ export class RunContext {
     readonly signal: AbortSignal | undefined,
     readonly now: () => Date,
   ) {
+    this.changeDetection = config.changeDetection;
     this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
     this.writer = new GroupWriter(
       async (batch, completions) => {

@@ -147,6 +147,8 @@ export function syncRun(runId: string, o: Partial<SyncRunRow> = {}): SyncRunRow 
     units_failed: 0,
     error: null,
     unreadable: null,
+    executions_read: null,
+    executions_unchanged: null,
     ...o,
   };
 }

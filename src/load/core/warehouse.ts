@@ -154,6 +154,18 @@ export class CoreWarehouse implements Warehouse {
   completeUnit(unit: UnitCompletion): Promise<void> {
     return this.fenced((c) => closeUnit(this.driver, c, unit));
   }
+  async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
+    const rows = await this.driver.connection((c) =>
+      c.rows<{ prompt_task_id: number; fingerprint: string }>(
+        `SELECT f.prompt_task_id, f.fingerprint
+         FROM geo.execution_fingerprints f JOIN geo.prompt_executions e ON e.prompt_task_id = f.prompt_task_id
+         WHERE e.task_id = CAST($1 AS ${this.driver.types.bigint})
+           AND e.date_time = CAST($2 AS ${this.driver.types.date}) AND f.children_complete`,
+        [task_id, date],
+      ),
+    );
+    return new Map(rows.map((r) => [Number(r.prompt_task_id), r.fingerprint]));
+  }
   async finishedUnits(dates: readonly string[]): Promise<Set<string>> {
     const unique = [...new Set(dates)];
     if (unique.length === 0) return new Set();
