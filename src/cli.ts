@@ -7,6 +7,7 @@ import { reportCommand } from './commands/report.ts';
 import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
 import { stateCommand } from './commands/state.ts';
+import { verifyCommand } from './commands/verify.ts';
 import { tasksCommand } from './commands/tasks.ts';
 import { workerCommand } from './commands/worker.ts';
 import { migrateCommand, runsCommand } from './commands/warehouse.ts';
@@ -30,6 +31,7 @@ for (const cmd of [
   migrateCommand(),
   runsCommand(),
   stateCommand(),
+  verifyCommand(),
   exportCommand(),
   reportCommand(),
   whoamiCommand(),

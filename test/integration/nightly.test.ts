@@ -8,6 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
+import { createApi } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { silentLogger } from '../../src/log.ts';
+import { formatVerify, verifyExecutions } from '../../src/sync/verify.ts';
+import { runCli } from '../helpers/cli.ts';
 import { dumpData } from '../helpers/dump.ts';
 import { syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget, postgresTarget, warehouseTargets } from '../helpers/targets.ts';
@@ -24,7 +29,7 @@ for (const target of warehouseTargets('nightly')) {
 
     beforeAll(async () => {
       url = await target.create();
-      sim = await startSimulator({ seed: 21, days: 2, executionsPerDay: 60 });
+      sim = await startSimulator({ seed: 21, days: 2, executionsPerDay: 40 });
       dates = sim.world.dates();
     });
     afterAll(async () => {
@@ -45,6 +50,21 @@ for (const target of warehouseTargets('nightly')) {
       });
     const q = (sql: string, params: (string | number)[] = []) =>
       withWarehouse(url, (w) => w.query(sql, params));
+    /** verify over every stored execution (a sample larger than the warehouse). */
+    const check = async () => {
+      const config = loadConfig({
+        env: {},
+        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url },
+      });
+      const api = createApi(config, silentLogger);
+      try {
+        return await withWarehouse(url, (w) =>
+          verifyExecutions(api.port, w, { sample: 10_000, legacySources: true, executionTimes: true }),
+        );
+      } finally {
+        await api.close();
+      }
+    };
     const items = () =>
       dates.flatMap((d) =>
         sim.world.allPlatformTasks().flatMap((t) => [...sim.world.executions(t.task_id, d)]),
@@ -111,6 +131,32 @@ for (const target of warehouseTargets('nightly')) {
       ]);
       expect(renamed!.project_name).toBe('Renamed overnight');
 
+      // verify finds the child changed behind its unchanged item, and nothing else.
+      const found = await check();
+      expect(found.goneUpstream).toEqual([]);
+      expect(found.differences).toEqual([
+        {
+          prompt_task_id: childOnly.prompt_task_id,
+          table: 'execution_sources',
+          key: `source_id=${removed}`,
+          column: '(row)',
+          stored: 'present',
+          api: 'absent',
+        },
+      ]);
+      expect(formatVerify(found)).toContain(
+        `difference: execution ${childOnly.prompt_task_id} execution_sources source_id=${removed} (row): stored "present" vs API "absent"`,
+      );
+
+      const cli = await runCli(['verify', '--date', childOnly.date_time, '--sample', '1000'], {
+        GEO_BASE_URL: sim.url,
+        GEO_API_KEY: 'sim-key',
+        GEO_WAREHOUSE: url,
+        GEO_LOG_LEVEL: 'warn',
+      });
+      expect(cli.code, cli.stderr).toBe(3);
+      expect(cli.stdout).toContain(`execution_sources source_id=${removed} (row)`);
+
       // A fresh full sync of the changed world: equal, but for the source removed behind an
       // unchanged item (the assumption change detection makes; `verify` finds it).
       const fresh = await freshTarget.create();
@@ -135,12 +181,21 @@ for (const target of warehouseTargets('nightly')) {
       expect(reread.counters.executionsRead).toBe(all.length - 1);
       expect(reread.counters.executionsUnchanged).toBe(0);
       expect(await dumpData(url)).toEqual(want);
+      // Fixed: verify finds nothing; an execution deleted upstream meanwhile is reported as such.
+      const later = all.find(
+        (e) => ![missing, available, noShot, gone, childOnly].includes(e) && e !== untouched,
+      )!;
+      m.deleteExecution(later.prompt_task_id);
+      const clean = await check();
+      expect(clean.differences).toEqual([]);
+      expect(clean.goneUpstream).toEqual([later.prompt_task_id]);
+      expect(formatVerify(clean)).toContain(`execution ${later.prompt_task_id}: deleted upstream`);
 
       // A third run with nothing changed reads no child at all.
       sim.stats.reset();
       const quiet = await nightly();
       expect(quiet.counters.executionsRead).toBe(0);
       expect(sim.stats.byEndpoint[SEARCHES] ?? 0).toBe(0);
-    });
+    }, 180_000);
   });
 }
