@@ -29,7 +29,7 @@ for (const target of warehouseTargets('nightly')) {
 
     beforeAll(async () => {
       url = await target.create();
-      sim = await startSimulator({ seed: 21, days: 2, executionsPerDay: 40 });
+      sim = await startSimulator({ seed: 21, days: 2, executionsPerDay: 30 });
       dates = sim.world.dates();
     });
     afterAll(async () => {
@@ -46,7 +46,7 @@ for (const target of warehouseTargets('nightly')) {
         dates,
         kind: 'schedule',
         reread,
-        config: { lookbackDays: 1, enrich: { diagnosis: false, finance: false } },
+        config: { lookbackDays: 1, enrich: { diagnosis: false, finance: false, taskConfig: false } },
       });
     const q = (sql: string, params: (string | number)[] = []) =>
       withWarehouse(url, (w) => w.query(sql, params));
@@ -153,6 +153,8 @@ for (const target of warehouseTargets('nightly')) {
         GEO_API_KEY: 'sim-key',
         GEO_WAREHOUSE: url,
         GEO_LOG_LEVEL: 'warn',
+        GEO_CONCURRENCY: '16',
+        GEO_REQUESTS_PER_SECOND: '10000',
       });
       expect(cli.code, cli.stderr).toBe(3);
       expect(cli.stdout).toContain(`execution_sources source_id=${removed} (row)`);
