@@ -199,10 +199,9 @@ export class CoreWarehouse implements Warehouse {
     const spec = VERIFIED_SPECS[table];
     if (ids.length === 0) return Promise.resolve([]);
     return this.driver.connection((c) =>
-      c.rows(
-        `SELECT ${columnList(spec)} FROM geo.${table} WHERE ${this.driver.inIds('prompt_task_id', 1)}`,
-        [[...ids]],
-      ),
+      c.rows(`SELECT ${columnList(spec)} FROM geo.${table} WHERE ${this.driver.inIds('prompt_task_id', 1)}`, [
+        [...ids],
+      ]),
     );
   }
   async finishedUnits(dates: readonly string[]): Promise<Set<string>> {
