@@ -813,7 +813,7 @@ async function nightly(rows: TableRow[], results: Record<string, unknown>): Prom
   });
   rows.push({
     scenario: '6 nightly re-sync (DuckDB)',
-    size: `${int(r.resync.executions)} exec, unchanged day, --force`,
+    size: `${int(r.resync.executions)} exec, unchanged day, --force; ${int(r.resync.secondRequests)} vs ${int(r.resync.firstRequests)} req`,
     figure: `${seconds(r.resync.secondMs)} second`,
     baseline: `${seconds(r.resync.firstMs)} first`,
     ratio: ratio(r.resync.ratio),

@@ -36,7 +36,14 @@ export interface NightlyResult {
   idealRequests: number;
   nightlyRequestsPerExecution: number;
   nightlyRatio: number;
-  resync: { firstMs: number; secondMs: number; ratio: number; executions: number };
+  resync: {
+    firstMs: number;
+    secondMs: number;
+    ratio: number;
+    executions: number;
+    firstRequests: number;
+    secondRequests: number;
+  };
   summary: { read: number; unchanged: number; status: string };
 }
 
@@ -100,8 +107,12 @@ export async function runNightly(): Promise<NightlyResult> {
       );
 
     // First sync of the oldest day, then its re-sync (unchanged): resync_ratio.
+    sim.stats.reset();
     const [first, firstMs] = await run('sync', [dates[0]!], false);
+    const firstRequests = sim.stats.total;
+    sim.stats.reset();
     const [, secondMs] = await run('sync', [dates[0]!], true);
+    const secondRequests = sim.stats.total;
     // The rest of the window as a backfill; requests per execution of a full read from it.
     sim.stats.reset();
     const [backfill] = await run('backfill', dates.slice(1), false);
@@ -146,6 +157,8 @@ export async function runNightly(): Promise<NightlyResult> {
         secondMs,
         ratio: secondMs / firstMs,
         executions: first.counters.executionsRead,
+        firstRequests,
+        secondRequests,
       },
       summary: {
         read: nightly.counters.executionsRead,

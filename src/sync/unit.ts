@@ -99,9 +99,11 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   };
 
   try {
-    const unchanged = stored ? await stored : null;
+    // Awaited once the first page is in: the page's request never waits for the warehouse.
+    let unchanged: Map<number, string> | null | undefined;
     for await (const page of prefetch(api.resultPages(unit.task_id, unit.date))) {
       if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
+      unchanged ??= stored ? await stored : null;
       for (const item of page.items) {
         seen.add(item.prompt_task_id);
         // Unchanged since read whole: no child request, and its stored rows are left as they are
