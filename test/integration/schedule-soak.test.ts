@@ -89,7 +89,8 @@ describe.skipIf(process.platform !== 'linux')('schedule for 30 runs', () => {
       p.child.kill('SIGTERM');
     }
     const r = await p.done;
-    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    // With a tick every second a run is usually going when SIGTERM comes: it ends interrupted (130).
+    expect([0, 130], r.stderr.slice(-2000)).toContain(r.code);
 
     expect(
       at30.rssKb,
@@ -99,7 +100,9 @@ describe.skipIf(process.platform !== 'linux')('schedule for 30 runs', () => {
       at5.fds * 1.1,
     );
 
-    const runs = (await withWarehouse(target, (w) => w.listRuns(1000))).reverse();
+    const all = (await withWarehouse(target, (w) => w.listRuns(1000))).reverse();
+    // The last run may have been cut short by the stop; every other one finished.
+    const runs = all.at(-1)!.status === 'interrupted' ? all.slice(0, -1) : all;
     expect(runs.length).toBeGreaterThanOrEqual(RUNS);
     for (const run of runs) {
       expect(run.kind).toBe('schedule');
