@@ -181,6 +181,10 @@ export function backfillCommand(): Command {
           if (opts.wait && !opts.distributed) throw new UsageError('--wait goes with --distributed');
           if (opts.retryFailed && !opts.distributed)
             throw new UsageError('--retry-failed goes with --distributed');
+          if (opts.reread && opts.distributed)
+            throw new UsageError(
+              '--reread: not with --distributed (workers read as their own config says: run them with GEO_CHANGE_DETECTION=off)',
+            );
           if (opts.distributed && !opts.dryRun)
             return runDistributedBackfill(daysBetween(opts.from, opts.to), opts);
           return runDates('backfill', daysBetween(opts.from, opts.to), opts);
