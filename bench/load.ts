@@ -41,7 +41,10 @@ import type { LoadData } from './load-data.ts';
 import { tempDir } from './paths.ts';
 
 /** Each collection of an ExecutionBatch and the table it lands in. */
-const COLLECTIONS: readonly { key: Exclude<keyof ExecutionBatch, 'kept'>; spec: AnyTableSpec }[] = [
+const COLLECTIONS: readonly {
+  key: Exclude<keyof ExecutionBatch, 'kept' | 'fingerprints'>;
+  spec: AnyTableSpec;
+}[] = [
   { key: 'executions', spec: PROMPT_EXECUTIONS },
   { key: 'ranks', spec: EXECUTION_RANKS },
   { key: 'sources', spec: EXECUTION_SOURCES },

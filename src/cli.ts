@@ -8,6 +8,7 @@ import { reportCommand } from './commands/report.ts';
 import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
 import { stateCommand } from './commands/state.ts';
+import { verifyCommand } from './commands/verify.ts';
 import { tasksCommand } from './commands/tasks.ts';
 import { workerCommand } from './commands/worker.ts';
 import { migrateCommand, runsCommand } from './commands/warehouse.ts';
@@ -32,6 +33,7 @@ for (const cmd of [
   runsCommand(),
   stateCommand(),
   checkCommand(),
+  verifyCommand(),
   exportCommand(),
   reportCommand(),
   whoamiCommand(),

@@ -72,6 +72,12 @@ export const ConfigSchema = z.strictObject({
   maxRetryAfterSeconds: positiveInt(86_400).default(300),
   /** Executions per warehouse transaction. @default 200 */
   batchSize: positiveInt(10_000).default(200),
+  /**
+   * Change detection: an execution whose task/results item is unchanged since it was last read
+   * (and whose children were read completely then) is not read again. Assumes children change
+   * only together with their listed item; `geo-sync verify` checks it. @default true
+   */
+  changeDetection: z.boolean().default(true),
   /** Days before yesterday that every sync re-reads, to pick up answers saved late. @default 3 */
   lookbackDays: z.number().int().min(0).max(60).default(3),
   /** When `schedule` runs, in Asia/Shanghai time. @default "30 4 * * *" (04:30) */
@@ -136,6 +142,7 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_MAX_RETRY_AFTER_SECONDS: { key: 'maxRetryAfterSeconds', kind: 'int' },
   GEO_BATCH_SIZE: { key: 'batchSize', kind: 'int' },
   GEO_LOOKBACK_DAYS: { key: 'lookbackDays', kind: 'int' },
+  GEO_CHANGE_DETECTION: { key: 'changeDetection', kind: 'bool' },
   GEO_SCHEDULE: { key: 'schedule', kind: 'string' },
   GEO_JOB_TIMEOUT_SECONDS: { key: 'jobTimeoutSeconds', kind: 'int' },
   GEO_JOB_RETRIES: { key: 'jobRetries', kind: 'int' },

@@ -26,6 +26,7 @@ import {
 interface SyncOpts extends CommonOpts {
   customer?: number[];
   force?: boolean;
+  reread?: boolean;
   dryRun?: boolean;
   waitForLock?: number;
   progress?: boolean;
@@ -39,6 +40,7 @@ function withRunOptions(cmd: Command): Command {
       collectIds,
     )
     .option('--force', 're-sync units already finished', false)
+    .option('--reread', "read every execution's children, even those change detection finds unchanged", false)
     .option('--dry-run', 'print the plan (units, estimated requests) and write nothing', false)
     .addOption(
       new Option(
@@ -70,6 +72,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     dates: dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`,
     customers: config.customers,
     force: Boolean(opts.force),
+    reread: Boolean(opts.reread),
   };
   try {
     if (opts.dryRun) {
@@ -117,6 +120,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
         dates,
         customers: config.customers,
         force: Boolean(opts.force),
+        reread: Boolean(opts.reread),
         args,
         waitForLockMs: (opts.waitForLock ?? 0) * 1000,
         signal: signals.signal,
@@ -177,6 +181,10 @@ export function backfillCommand(): Command {
           if (opts.wait && !opts.distributed) throw new UsageError('--wait goes with --distributed');
           if (opts.retryFailed && !opts.distributed)
             throw new UsageError('--retry-failed goes with --distributed');
+          if (opts.reread && opts.distributed)
+            throw new UsageError(
+              '--reread: not with --distributed (workers read as their own config says: run them with GEO_CHANGE_DETECTION=off)',
+            );
           if (opts.distributed && !opts.dryRun)
             return runDistributedBackfill(daysBetween(opts.from, opts.to), opts);
           return runDates('backfill', daysBetween(opts.from, opts.to), opts);

@@ -98,6 +98,8 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
       error,
       unreadable,
       text_values_changed: ctx.counters.textValuesChanged,
+      executions_read: null,
+      executions_unchanged: null,
     };
   };
   await warehouse.insertRun(runRow('running', null, false));

@@ -312,6 +312,8 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
         // A job reads one unit (or the account data): the scope was resolved at enqueue.
         unreadable: null,
         text_values_changed: c.textValuesChanged,
+        executions_read: c.executionsRead,
+        executions_unchanged: c.executionsUnchanged,
       };
     };
     log.info({ ...(isAccountJob(data) ? { account: true } : data) }, 'job started');

@@ -57,6 +57,21 @@ export async function fetchExecution(
   item: PromptResultItem,
   opts: BundleOptions,
 ): Promise<ExecutionBundle> {
+  return { item, ...(await fetchChildren(api, item, opts)) };
+}
+
+/** What an execution's own endpoints serve (fetchExecution without the listed item). */
+export type ExecutionChildren = Omit<ExecutionBundle, 'item'>;
+
+/**
+ * Reads the children of one execution, known by its id and whether its listed item (or stored
+ * row) names a screenshot. `geo-sync verify` reads stored executions this way.
+ */
+export async function fetchChildren(
+  api: ApiPort,
+  item: Pick<PromptResultItem, 'prompt_task_id' | 'screenshot_url'>,
+  opts: BundleOptions,
+): Promise<ExecutionChildren> {
   const id = item.prompt_task_id;
   const unread: UnreadChild[] = [];
   let reads = 0;
@@ -95,7 +110,6 @@ export async function fetchExecution(
     }
   }
   return {
-    item,
     sources,
     products,
     screenshot,

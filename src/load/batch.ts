@@ -54,6 +54,7 @@ export function prepareBatch(batch: ExecutionBatch): PreparedBatch {
     products: dedupeBy(products, (r) => r.prompt_task_id),
     cards: dedupeBy(batch.cards.filter(unless('products')), (r) => `${r.prompt_task_id}|${r.position}`),
     kept: batch.kept ?? [],
+    fingerprints: batch.fingerprints ?? [],
     timesKept: [...new Set(batch.executions.map((e) => e.prompt_task_id))].filter((id) => kept.times.has(id)),
     replaced: {
       ranks: [...named],

@@ -298,6 +298,20 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       unreadable: 'Monitoring tasks that could not be read (JSON).',
       text_values_changed:
         'Text and JSON values stored changed by the text rule (U+0000 dropped, lone surrogates as U+FFFD).',
+      executions_read: 'Listed executions whose children the run read (NULL before change detection).',
+      executions_unchanged:
+        'Listed executions left as stored: item unchanged and children complete last time (change detection).',
+    },
+  },
+  execution_fingerprints: {
+    kind: 'table',
+    description:
+      'Change detection: the fingerprint of each execution’s listed item as last read, and whether its children were read completely.',
+    columns: {
+      prompt_task_id: C.prompt_task_id,
+      fingerprint: 'sha256 of the task/results item’s canonical JSON (every member, unknown ones included).',
+      children_complete: 'Whether every child was read and none quarantined when the item was last read.',
+      synced_at: C.synced_at,
     },
   },
   sync_checkpoints: {

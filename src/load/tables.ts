@@ -25,6 +25,7 @@ import type {
   BalanceSnapshotRow,
   CheckpointRow,
   DeductionRow,
+  ExecutionFingerprintRow,
   ExecutionProductsRow,
   ExecutionRankRow,
   ExecutionScreenshotRow,
@@ -386,8 +387,17 @@ export const SYNC_RUNS = defineTable<SyncRunRow>(
     error: 'text?',
     unreadable: 'json?',
     text_values_changed: 'bigint?',
+    executions_read: 'bigint?',
+    executions_unchanged: 'bigint?',
   },
   { synced: false },
+);
+
+/** Change detection: each execution's item fingerprint as last read (sql/<dialect>/006). */
+export const EXECUTION_FINGERPRINTS = defineTable<ExecutionFingerprintRow>(
+  'execution_fingerprints',
+  ['prompt_task_id'],
+  { prompt_task_id: 'bigint', fingerprint: 'text', children_complete: 'boolean' },
 );
 
 export const SYNC_CHECKPOINTS = defineTable<CheckpointRow>(
@@ -472,6 +482,7 @@ export const GEO_TABLES: readonly TableDef[] = [
   SYNC_CHECKPOINTS,
   SYNC_UNIT_FAILURES,
   SYNC_REJECTS,
+  EXECUTION_FINGERPRINTS,
   SCHEMA_MIGRATIONS,
   SYNC_LOCK,
 ].map((t) => t.def);

@@ -39,6 +39,16 @@ export const DATA_TABLES = [
 ] as const;
 export type DataTable = (typeof DATA_TABLES)[number];
 
+/** The tables whose rows an execution's own endpoints give (what `verify` compares). */
+export const VERIFIED_TABLES = [
+  'prompt_executions',
+  'execution_sources',
+  'execution_screenshots',
+  'execution_products',
+  'product_cards',
+] as const;
+export type VerifiedTable = (typeof VERIFIED_TABLES)[number];
+
 export interface MigrateResult {
   applied: string[];
   alreadyApplied: string[];
@@ -133,6 +143,21 @@ export interface Warehouse {
    * checkpoint never exists without its rows.
    */
   completeUnit(unit: UnitCompletion): Promise<void>;
+  /**
+   * Change detection: the fingerprints of the unit's stored executions whose children were read
+   * completely, by prompt_task_id (an execution no longer stored has none).
+   */
+  completeFingerprints(task_id: number, date: string): Promise<Map<number, string>>;
+  /**
+   * `verify`: up to `n` stored executions chosen at random (dated `from`..`to` when given), with
+   * the stored screenshot_url (whether the item named a screenshot).
+   */
+  sampleExecutions(
+    n: number,
+    range?: { from: string; to: string },
+  ): Promise<{ prompt_task_id: number; screenshot_url: string | null }[]>;
+  /** `verify`: the stored rows of `table` that belong to the executions `ids`, every column. */
+  executionRows(table: VerifiedTable, ids: readonly number[]): Promise<Record<string, unknown>[]>;
   /** Finished units among the given dates, as `${task_id}|${date}` keys. */
   finishedUnits(dates: readonly string[]): Promise<Set<string>>;
   /** Records failed units (the latest failure per unit is kept). */

@@ -59,6 +59,8 @@ export interface ExecRef {
   /** hash of (seed, ordinal, day, k): the execution's own seed. */
   h: number;
   prompt_task_id: number;
+  /** Listed without a screenshot, taken since (the takeScreenshot mutation). */
+  lateScreenshot?: boolean;
 }
 
 export class ExecutionModel {
@@ -146,7 +148,7 @@ export function promptIndex(ref: ExecRef): { prompt: string; batch: number } {
 }
 
 export function screenshotUrl(ref: ExecRef): string | null {
-  return hasScreenshot(ref.h)
+  return hasScreenshot(ref.h) || ref.lateScreenshot
     ? `https://screenshots.sim.geo-sync.local/${ymdOfDay(ref.day)}/${ref.prompt_task_id}.png`
     : null;
 }

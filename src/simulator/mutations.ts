@@ -16,6 +16,10 @@ export type CorruptibleChild = 'sources' | 'screenshot' | 'products';
 
 export class Overlay {
   readonly answers = new Map<number, string | null>();
+  /** Executions listed without a screenshot whose screenshot has since been taken. */
+  readonly lateScreenshots = new Set<number>();
+  /** project_id -> the monitoring task's new name. */
+  readonly names = new Map<number, string>();
   readonly deleted = new Set<number>();
   readonly corrupted = new Set<number>();
   /** prompt_task_id -> removed source indexes. */
@@ -35,6 +39,8 @@ export class Overlay {
 
   clear(): void {
     this.answers.clear();
+    this.lateScreenshots.clear();
+    this.names.clear();
     this.deleted.clear();
     this.corrupted.clear();
     this.removedSources.clear();

@@ -22,6 +22,7 @@ import {
   isMissing,
   rankCount,
   resultItemOf,
+  screenshotUrl,
   sourceCount,
 } from './executions.ts';
 import type { BalanceWire, DeductionWire } from './finance.ts';
@@ -95,6 +96,13 @@ export interface WorldMutations {
    * task/prompts, legacy task/list), as if it were inserted there between two pages.
    */
   moveToHeadBetweenPages(promptTaskId: number): void;
+  /**
+   * A screenshot taken late: an execution listed without one now has it, in its listed item
+   * (`screenshot_url`) and on prompt/screenshot. Returns false when it already had one.
+   */
+  takeScreenshot(promptTaskId: number): boolean;
+  /** The monitoring task is renamed (customer/projects `project_name`, legacy `brand_name`). */
+  renameMonitoringTask(projectId: number, name: string): void;
   /** Drop every mutation, and legacy creates/edits. */
   reset(): void;
 }
@@ -194,6 +202,16 @@ export class SimWorld implements World {
       moveToHeadBetweenPages: (id) => {
         const ref = this.mustResolve(id);
         this.overlay.headArmed.set(taskDayKey(ref.pt.ordinal, ref.day), ref.k);
+      },
+      takeScreenshot: (id) => {
+        const ref = this.mustResolve(id);
+        if (screenshotUrl(ref) !== null) return false;
+        this.overlay.lateScreenshots.add(id);
+        return true;
+      },
+      renameMonitoringTask: (projectId, name) => {
+        if (!this.catalog.monitoringTask(projectId)) throw new Error(`no monitoring task ${projectId}`);
+        this.overlay.names.set(projectId, name);
       },
       reset: () => {
         this.overlay.clear();
@@ -323,7 +341,7 @@ export class SimWorld implements World {
     return {
       customer_id: mt.customer_id,
       project_id: mt.project_id,
-      project_name: mt.project_name,
+      project_name: this.overlay.names.get(mt.project_id) ?? mt.project_name,
       brand_cate_desc: mt.brand_cate_desc,
       brand_desc_list: cfg.brand_desc_list,
       status: mt.status,
@@ -353,7 +371,7 @@ export class SimWorld implements World {
     const cfg = this.catalog.config(mt);
     return {
       number_id: mt.project_id,
-      brand_name: mt.project_name,
+      brand_name: this.overlay.names.get(mt.project_id) ?? mt.project_name,
       brand_cate_desc: mt.brand_cate_desc,
       brand_desc_list: cfg.brand_desc_list,
       status: mt.status,
@@ -414,8 +432,16 @@ export class SimWorld implements World {
     const end = Math.min(v.count, offset + limit);
     const tdh = this.model.taskDayHash(pt.ordinal, day);
     const out: ExecRef[] = [];
-    for (let i = Math.max(0, offset); i < end; i++) out.push(this.model.ref(pt, day, v.kAt(i), tdh));
+    for (let i = Math.max(0, offset); i < end; i++)
+      out.push(this.marked(this.model.ref(pt, day, v.kAt(i), tdh)));
     return out;
+  }
+
+  /** A reference with the overlay's per-execution flags (a late screenshot). */
+  private marked(ref: ExecRef): ExecRef {
+    if (this.overlay.lateScreenshots.size > 0 && this.overlay.lateScreenshots.has(ref.prompt_task_id))
+      ref.lateScreenshot = true;
+    return ref;
   }
 
   /** The execution of a prompt_task_id if it exists, is readable, in history and not deleted. */
@@ -425,7 +451,7 @@ export class SimWorld implements World {
     const pt = this.catalog.executing[c.ordinal - 1];
     if (!pt || !pt.readable || !this.inHistory(c.day)) return null;
     if (c.k >= this.model.count(pt, c.day) || this.overlay.deleted.has(promptTaskId)) return null;
-    return this.model.ref(pt, c.day, c.k);
+    return this.marked(this.model.ref(pt, c.day, c.k));
   }
 
   private mustResolve(promptTaskId: number): ExecRef {
@@ -487,7 +513,8 @@ export class SimWorld implements World {
     if (!pt || Number.isNaN(day)) return;
     const v = this.visible(pt, day);
     const tdh = this.model.taskDayHash(pt.ordinal, day);
-    for (let i = 0; i < v.count; i++) yield this.resultItem(this.model.ref(pt, day, v.kAt(i), tdh));
+    for (let i = 0; i < v.count; i++)
+      yield this.resultItem(this.marked(this.model.ref(pt, day, v.kAt(i), tdh)));
   }
 
   /** Visible sources of an execution (removed ones left out), up to the first `upTo` visible. */

@@ -3,6 +3,7 @@ import type { ExecutionBundle, ExecutionChild } from '../extract/execution.ts';
 import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
 import { toExecutionRow, toRankRows } from '../transform/executions.ts';
 import type { ChildCollection, ExecutionBatch } from '../transform/rows.ts';
+import { fingerprintOf } from './fingerprint.ts';
 
 export function emptyBatch(): ExecutionBatch {
   return { executions: [], ranks: [], sources: [], screenshots: [], products: [], cards: [] };
@@ -33,6 +34,12 @@ export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle): void {
     batch.screenshots.push(toScreenshotRow(b.screenshot));
   batch.products.push(toProductsRow(id, { ...b.products }));
   batch.cards.push(...toCardRows(id, b.products.cards));
+  // Written whatever the run's change detection: a later run with it on can then skip this one.
+  (batch.fingerprints ??= []).push({
+    prompt_task_id: id,
+    fingerprint: fingerprintOf(b.item),
+    children_complete: b.unread.length === 0 && !b.goneUpstream,
+  });
 }
 
 /** Rows per table of a batch, for the run's counters. */

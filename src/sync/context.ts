@@ -30,6 +30,10 @@ export interface RunCounters {
   unitsListMismatch: number;
   /** Text and JSON values stored changed by the text rule (load/text.ts). */
   textValuesChanged: number;
+  /** Listed executions whose children were requested. */
+  executionsRead: number;
+  /** Listed executions left as stored: fingerprint unchanged, children complete last time. */
+  executionsUnchanged: number;
 }
 
 export function newCounters(): RunCounters {
@@ -48,6 +52,8 @@ export function newCounters(): RunCounters {
     childrenInvalid: 0,
     unitsListMismatch: 0,
     textValuesChanged: 0,
+    executionsRead: 0,
+    executionsUnchanged: 0,
   };
 }
 
@@ -71,6 +77,12 @@ export class RunContext {
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
 
+  /**
+   * Skip the children of executions whose listed item is unchanged (fingerprint) and whose
+   * children were complete last time. Off with `changeDetection: false` or a run's `--reread`.
+   */
+  changeDetection: boolean;
+
   constructor(
     readonly runId: string,
     readonly api: ApiPort,
@@ -80,6 +92,7 @@ export class RunContext {
     readonly signal: AbortSignal | undefined,
     readonly now: () => Date,
   ) {
+    this.changeDetection = config.changeDetection;
     this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
     this.writer = new GroupWriter(
       async (batch, completions) => {

@@ -21,6 +21,7 @@ export class SyncMetrics {
   private readonly rateLimited: Counter;
   private readonly rejects: Counter;
   private readonly units: Counter<'state'>;
+  private readonly executions: Counter<'state'>;
   private readonly lastDuration: Gauge;
   private readonly lastSuccess: Gauge;
   private readonly checkPassed: Gauge<'check'>;
@@ -63,6 +64,14 @@ export class SyncMetrics {
       labelNames: ['state'],
       registers,
     });
+    this.executions = new Counter({
+      name: 'geo_sync_executions_total',
+      help: 'Listed executions by state: read (children requested), unchanged (left as stored by change detection)',
+      labelNames: ['state'],
+      registers,
+    });
+    this.executions.inc({ state: 'read' }, 0);
+    this.executions.inc({ state: 'unchanged' }, 0);
     this.lastDuration = new Gauge({
       name: 'geo_sync_last_run_duration_seconds',
       help: 'Duration of the last run that finished, in seconds',
@@ -108,6 +117,8 @@ export class SyncMetrics {
     this.units.inc({ state: 'done' }, s.counters.unitsDone);
     this.units.inc({ state: 'failed' }, s.counters.unitsFailed);
     this.units.inc({ state: 'skipped' }, s.counters.unitsSkipped);
+    this.executions.inc({ state: 'read' }, s.counters.executionsRead);
+    this.executions.inc({ state: 'unchanged' }, s.counters.executionsUnchanged);
     const finished = Date.parse(s.finishedAt);
     this.lastDuration.set((finished - Date.parse(s.startedAt)) / 1000);
     if (s.status === 'success') this.lastSuccess.set(finished / 1000);

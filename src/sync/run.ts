@@ -46,6 +46,8 @@ export interface RunOptions {
   dates: readonly string[];
   customers: readonly number[];
   force: boolean;
+  /** Read every execution's children, whatever change detection says (`--reread`). */
+  reread?: boolean;
   /** Arguments as given, already free of secrets: stored in sync_runs. */
   args: Json;
   /** Units run at once; each keeps many requests in flight through the shared queue. */
@@ -142,6 +144,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
   const runId = newRunId(started);
   const logger = deps.logger.child({ runId });
   const ctx = new RunContext(runId, deps.api, deps.warehouse, logger, deps.config, deps.signal, now);
+  if (opts.reread) ctx.changeDetection = false;
   deps.bindRejectSink?.((r) => ctx.reject(r));
   const c = ctx.counters;
   const failedUnits: RunSummary['failedUnits'] = [];
@@ -180,6 +183,8 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       error: null,
       unreadable: scope ? (scope.unreadable as Json) : null,
       text_values_changed: c.textValuesChanged,
+      executions_read: c.executionsRead,
+      executions_unchanged: c.executionsUnchanged,
     };
   };
   await deps.warehouse.insertRun(runRow());

@@ -12,6 +12,7 @@ export function formatSummary(s: RunSummary): string {
     `run ${s.runId}: ${s.status.toUpperCase()} in ${seconds.toFixed(1)} s, dates ${dates}`,
     `scope: ${s.scope.customers} projects, ${s.scope.monitoringTasks} monitoring tasks, ${s.scope.platformTasks} platform tasks`,
     `units: ${c.unitsDone} done, ${c.unitsFailed} failed, ${c.unitsSkipped} skipped as already finished (--force re-syncs them)`,
+    `executions: ${c.executionsRead} read, ${c.executionsUnchanged} unchanged (not re-read; --reread reads them)`,
     `requests: ${s.api.requests} (${s.api.retries} retries, ${s.api.rateLimited} rate-limited)`,
     `rejects: ${c.rejects} quarantined in geo.sync_rejects; ${c.goneExecutions} executions deleted upstream meanwhile`,
     'rows written:',

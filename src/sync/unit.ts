@@ -12,6 +12,7 @@ import { unitKey, type Unit } from './planner.ts';
 import { addToBatch, emptyBatch } from './batch.ts';
 import { executionWindow, type RunContext } from './context.ts';
 import { quarantineUnread } from './unread.ts';
+import { fingerprintOf } from './fingerprint.ts';
 
 export type UnitOutcome = { status: 'done'; executions: number } | { status: 'failed'; error: string };
 
@@ -67,6 +68,13 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
       )
     : null;
 
+  // Change detection: the fingerprints of this unit's executions stored with complete children.
+  // Read while the first page is on its way.
+  const stored: Promise<Map<number, string>> | null = ctx.changeDetection
+    ? ctx.warehouse.completeFingerprints(unit.task_id, unit.date)
+    : null;
+  stored?.catch(() => undefined);
+
   const flush = async () => {
     if (batch.executions.length === 0) return;
     const b = batch;
@@ -93,11 +101,21 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   };
 
   try {
+    // Awaited once the first page is in: the page's request never waits for the warehouse.
+    let unchanged: Map<number, string> | null | undefined;
     for await (const page of prefetch(api.resultPages(unit.task_id, unit.date))) {
       listedTotal = page.total;
       if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
+      unchanged ??= stored ? await stored : null;
       for (const item of page.items) {
         seen.add(item.prompt_task_id);
+        // Unchanged since read whole: no child request, and its stored rows are left as they are
+        // (their synced_at stays). It still counts as listed for the unit's deletion rule.
+        if (unchanged && unchanged.get(item.prompt_task_id) === fingerprintOf(item)) {
+          ctx.counters.executionsUnchanged++;
+          continue;
+        }
+        ctx.counters.executionsRead++;
         // A slot of the run's window: settle this unit's own oldest first (which frees one), and
         // wait for other units only with nothing of its own in flight, so no unit waits holding slots.
         while (!slots.tryAcquire()) {

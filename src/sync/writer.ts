@@ -139,6 +139,7 @@ function merged(parts: readonly PendingPart[]): ExecutionBatch {
     m.products.push(...batch.products);
     m.cards.push(...batch.cards);
     if (batch.kept?.length) (m.kept ??= []).push(...batch.kept);
+    if (batch.fingerprints?.length) (m.fingerprints ??= []).push(...batch.fingerprints);
   }
   return m;
 }

@@ -156,6 +156,8 @@ export interface ExecutionBatch {
    * updated_at as they are. Ranks come with the execution and are always replaced.
    */
   kept?: KeptChild[];
+  /** Fingerprints of the batch's executions, written in the same transaction as their rows. */
+  fingerprints?: ExecutionFingerprintRow[];
 }
 
 /**
@@ -244,6 +246,20 @@ export interface SyncRunRow {
    * dropped, lone surrogates as U+FFFD.
    */
   text_values_changed: number;
+  /** Executions whose children the run read; null for runs recorded before change detection. */
+  executions_read: number | null;
+  /** Listed executions left as stored: item unchanged, children complete (change detection). */
+  executions_unchanged: number | null;
+}
+
+/**
+ * Change detection (issue 21): the fingerprint of an execution's task/results item as last read
+ * and whether its children were read completely then.
+ */
+export interface ExecutionFingerprintRow {
+  prompt_task_id: number;
+  fingerprint: string;
+  children_complete: boolean;
 }
 
 /** A finished unit of work: one platform task on one day. */

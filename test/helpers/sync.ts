@@ -14,6 +14,8 @@ export interface SyncOnceOptions {
   dates: string[];
   customers?: number[];
   force?: boolean;
+  /** `--reread`: read every execution's children regardless of change detection. */
+  reread?: boolean;
   kind?: RunKind;
   config?: Partial<ConfigInput>;
   now?: () => Date;
@@ -43,6 +45,7 @@ export async function syncOnce(o: SyncOnceOptions): Promise<RunSummary> {
       dates: o.dates,
       customers: o.customers ?? config.customers,
       force: o.force ?? false,
+      reread: o.reread ?? false,
       args: { dates: o.dates },
       waitForLockMs: 0,
       ...(o.now ? { now: o.now } : {}),

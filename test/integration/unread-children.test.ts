@@ -38,8 +38,16 @@ for (const target of warehouseTargets('unread-children')) {
       await target.drop();
     });
 
+    // These changes are to children behind unchanged listed items: only a run that re-reads every
+    // child sees them (change detection off, as `--reread` does; issue 21).
     const sync = (force = false) =>
-      syncOnce({ baseUrl: sim.url, target: url, dates: [day], force, config: { lookbackDays: 0 } });
+      syncOnce({
+        baseUrl: sim.url,
+        target: url,
+        dates: [day],
+        force,
+        config: { lookbackDays: 0, changeDetection: false },
+      });
     const q = (sql: string, params: (string | number)[] = []) =>
       withWarehouse(url, (w) => w.query(sql, params));
     const countOf = async (table: string, id: number) =>

@@ -148,6 +148,8 @@ export function syncRun(runId: string, o: Partial<SyncRunRow> = {}): SyncRunRow 
     error: null,
     unreadable: null,
     text_values_changed: 0,
+    executions_read: null,
+    executions_unchanged: null,
     ...o,
   };
 }

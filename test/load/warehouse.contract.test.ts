@@ -28,6 +28,7 @@ async function freshTarget(dialect: Dialect): Promise<{ target: string; drop: ()
 const GEO_TABLES = [
   'balance_snapshots',
   'deductions',
+  'execution_fingerprints',
   'execution_products',
   'execution_ranks',
   'execution_screenshots',

@@ -58,6 +58,7 @@ describe('unreadable monitoring tasks in the summary', () => {
       'run r1: SUCCESS in 2.5 s, dates 2026-11-20',
       'scope: 1 projects, 3 monitoring tasks, 1 platform tasks',
       'units: 2 done, 0 failed, 0 skipped as already finished (--force re-syncs them)',
+      'executions: 0 read, 0 unchanged (not re-read; --reread reads them)',
       'requests: 123 (4 retries, 1 rate-limited)',
       'rejects: 0 quarantined in geo.sync_rejects; 0 executions deleted upstream meanwhile',
       'rows written:',

@@ -17,10 +17,11 @@
  * for executions, screenshots, product summaries and sources; the replaced executions' ranks and
  * cards deleted, then inserted.
  */
-import type { ExecutionBatch, PromptExecutionRow } from '../../transform/rows.ts';
+import type { ExecutionBatch, ExecutionFingerprintRow, PromptExecutionRow } from '../../transform/rows.ts';
 import { isEmptyBatch, prepareBatch, type PreparedBatch } from '../batch.ts';
 import {
   EXECUTION_CHILD_TABLES,
+  EXECUTION_FINGERPRINTS,
   EXECUTION_PRODUCTS,
   EXECUTION_RANKS,
   EXECUTION_SCREENSHOTS,
@@ -34,7 +35,8 @@ import {
 import { storedRows } from '../text.ts';
 import type { UnitCompletion, Written } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
-import { insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
+import { chunked, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
+import { dedupeBy } from '../values.ts';
 
 type Merge = (driver: Driver, c: Connection, b: PreparedBatch) => Promise<void>;
 
@@ -47,10 +49,12 @@ export async function writeExecutionBatch(
 ): Promise<Written> {
   if (isEmptyBatch(batch) && completions.length === 0) return { textValuesChanged: 0 };
   const { batch: b, changed } = storedBatch(prepareBatch(batch));
+  const fingerprints = dedupeBy(batch.fingerprints ?? [], (r) => r.prompt_task_id);
   const write = (merge: Merge) =>
     driver.transaction(
       async (c) => {
         await merge(driver, c, b);
+        await upsertFingerprints(driver, c, fingerprints);
         for (const unit of completions) await closeUnit(driver, c, unit);
         if (beforeCommit) await beforeCommit(c);
       },
@@ -173,6 +177,20 @@ const safePath: Merge = async (driver, c, b) => {
   await c.load(PRODUCT_CARDS, b.cards, 'insert');
 };
 
+/** Fingerprints go in with their executions' rows, in the same transaction (small: VALUES). */
+async function upsertFingerprints(
+  driver: Driver,
+  c: Connection,
+  rows: readonly ExecutionFingerprintRow[],
+): Promise<void> {
+  for (const chunk of chunked(rows, EXECUTION_FINGERPRINTS.columns.length)) {
+    await c.execute(
+      insertValuesSql(driver, EXECUTION_FINGERPRINTS, chunk.length, true),
+      valuesParams(EXECUTION_FINGERPRINTS, chunk),
+    );
+  }
+}
+
 /**
  * Closes one unit inside the caller's transaction: deletes the unit's executions the API no
  * longer lists, with their children (unless the listing is not trusted whole:
@@ -190,6 +208,7 @@ export async function closeUnit(driver: Driver, c: Connection, unit: UnitComplet
     );
     const ids = gone.map((r) => r.prompt_task_id);
     for (const table of EXECUTION_CHILD_TABLES) await deleteIds(driver, c, { table }, ids);
+    await deleteIds(driver, c, EXECUTION_FINGERPRINTS, ids);
   }
   await c.execute(
     insertValuesSql(driver, SYNC_CHECKPOINTS, 1, true),

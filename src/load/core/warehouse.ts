@@ -26,6 +26,11 @@ import {
   SYNC_REJECTS,
   SYNC_RUNS,
   SYNC_UNIT_FAILURES,
+  EXECUTION_PRODUCTS,
+  EXECUTION_SCREENSHOTS,
+  EXECUTION_SOURCES,
+  PRODUCT_CARDS,
+  PROMPT_EXECUTIONS,
   ident,
   type TableSpec,
 } from '../tables.ts';
@@ -40,6 +45,7 @@ import {
   type MigrateResult,
   type UnitCompletion,
   type UnitRecords,
+  type VerifiedTable,
   type Warehouse,
   type Written,
 } from '../warehouse.ts';
@@ -50,6 +56,14 @@ import { CoreMigrationStore } from './migration-store.ts';
 import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
 const COUNTS = `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM geo.${t}) AS ${ident(t)}`).join(', ')}`;
+
+const VERIFIED_SPECS = {
+  prompt_executions: PROMPT_EXECUTIONS,
+  execution_sources: EXECUTION_SOURCES,
+  execution_screenshots: EXECUTION_SCREENSHOTS,
+  execution_products: EXECUTION_PRODUCTS,
+  product_cards: PRODUCT_CARDS,
+} as const;
 
 export class CoreWarehouse implements Warehouse {
   readonly dialect;
@@ -164,6 +178,42 @@ export class CoreWarehouse implements Warehouse {
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
     return this.fenced((c) => closeUnit(this.driver, c, unit));
+  }
+  async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
+    const rows = await this.driver.connection((c) =>
+      c.rows<{ prompt_task_id: number; fingerprint: string }>(
+        `SELECT f.prompt_task_id, f.fingerprint
+         FROM geo.execution_fingerprints f JOIN geo.prompt_executions e ON e.prompt_task_id = f.prompt_task_id
+         WHERE e.task_id = CAST($1 AS ${this.driver.types.bigint})
+           AND e.date_time = CAST($2 AS ${this.driver.types.date}) AND f.children_complete`,
+        [task_id, date],
+      ),
+    );
+    return new Map(rows.map((r) => [Number(r.prompt_task_id), r.fingerprint]));
+  }
+  async sampleExecutions(
+    n: number,
+    range?: { from: string; to: string },
+  ): Promise<{ prompt_task_id: number; screenshot_url: string | null }[]> {
+    const d = this.driver.types.date;
+    const where = range ? `WHERE date_time BETWEEN CAST($2 AS ${d}) AND CAST($3 AS ${d})` : '';
+    const rows = await this.driver.connection((c) =>
+      c.rows<{ prompt_task_id: number; screenshot_url: string | null }>(
+        `SELECT prompt_task_id, screenshot_url FROM geo.prompt_executions ${where}
+         ORDER BY random() LIMIT CAST($1 AS ${this.driver.types.bigint})`,
+        range ? [Math.max(0, Math.floor(n)), range.from, range.to] : [Math.max(0, Math.floor(n))],
+      ),
+    );
+    return rows.map((r) => ({ prompt_task_id: Number(r.prompt_task_id), screenshot_url: r.screenshot_url }));
+  }
+  executionRows(table: VerifiedTable, ids: readonly number[]): Promise<Record<string, unknown>[]> {
+    const spec = VERIFIED_SPECS[table];
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.driver.connection((c) =>
+      c.rows(`SELECT ${columnList(spec)} FROM geo.${table} WHERE ${this.driver.inIds('prompt_task_id', 1)}`, [
+        [...ids],
+      ]),
+    );
   }
   async finishedUnits(dates: readonly string[]): Promise<Set<string>> {
     const unique = [...new Set(dates)];

@@ -1,0 +1,173 @@
+/**
+ * Scenario 6, nightly (issue 21): a backfill of the look-back window (4 days), then the simulator
+ * changes about 15% of those days' executions as a real service's do (late answers, answers
+ * saved again, late screenshots; one monitoring task renamed), then one scheduled-style run.
+ * Requests are counted by the simulator (in this process: the scenario mutates its world).
+ *
+ * - nightly_requests_per_execution: the scheduled run's requests / executions in its window.
+ * - nightly_ratio: those requests / what a run that reads only the changed executions needs,
+ *   computed from what the simulator changed: the run's own non-execution requests (scope, list
+ *   pages, cross-checks, account data) + changed executions x the backfill's requests per execution.
+ * - resync_ratio: wall time of a re-sync (--force) of an unchanged day / its first sync.
+ */
+import { performance } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { createApi, runLocked } from '../dist/app.js';
+import { loadConfig } from '../dist/config.js';
+import { openWarehouse } from '../dist/load/index.js';
+import { silentLogger } from '../dist/log.js';
+import { startSimulator } from '../dist/simulator/index.js';
+import type { RunSummary } from '../dist/sync/run.js';
+import type { RunKind } from '../dist/transform/rows.js';
+import { tempDir } from './paths.ts';
+
+export const NIGHTLY = { seed: 606, days: 4, executionsPerDay: 500, lookbackDays: 3, changedShare: 0.15 };
+
+/** Endpoints an execution's own reads use (children, legacy enrichment, prompt/detail). */
+const EXECUTION_ENDPOINT = /\/geo\/(prompt\/|task\/(detail|searches)$)/;
+
+export interface NightlyResult {
+  executions: number;
+  changed: number;
+  requests: number;
+  executionRequests: number;
+  nonExecutionRequests: number;
+  backfillRequestsPerExecution: number;
+  idealRequests: number;
+  nightlyRequestsPerExecution: number;
+  nightlyRatio: number;
+  resync: {
+    firstMs: number;
+    secondMs: number;
+    ratio: number;
+    executions: number;
+    firstRequests: number;
+    secondRequests: number;
+  };
+  summary: { read: number; unchanged: number; status: string };
+}
+
+export async function runNightly(): Promise<NightlyResult> {
+  const sim = await startSimulator({
+    seed: NIGHTLY.seed,
+    days: NIGHTLY.days,
+    executionsPerDay: NIGHTLY.executionsPerDay,
+    apiKeys: ['bench-key'],
+  });
+  const tmp = tempDir('nightly');
+  const target = `duckdb:${join(tmp.dir, 'nightly.duckdb')}`;
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      baseUrl: sim.url,
+      apiKey: 'bench-key',
+      warehouse: target,
+      concurrency: 16,
+      requestsPerSecond: 100_000,
+      lookbackDays: NIGHTLY.lookbackDays,
+      logLevel: 'silent',
+    },
+  });
+  const run = async (kind: RunKind, dates: string[], force: boolean): Promise<[RunSummary, number]> => {
+    const api = createApi(config, silentLogger);
+    const warehouse = await openWarehouse(config.warehouse, { logger: silentLogger });
+    try {
+      await warehouse.migrate();
+      const t0 = performance.now();
+      const s = await runLocked(api, warehouse, config, silentLogger, {
+        kind,
+        dates,
+        customers: [],
+        force,
+        args: { dates },
+        waitForLockMs: 0,
+      });
+      const ms = performance.now() - t0;
+      if (s.status !== 'success') throw new Error(`${kind} ${dates.join(',')}: ${s.status} ${s.error ?? ''}`);
+      return [s, ms];
+    } finally {
+      await warehouse.close();
+      await api.close();
+    }
+  };
+  const split = () => {
+    let exec = 0;
+    let other = 0;
+    for (const [endpoint, n] of Object.entries(sim.stats.byEndpoint)) {
+      if (EXECUTION_ENDPOINT.test(endpoint.replace(/^GET |^POST /, ''))) exec += n;
+      else other += n;
+    }
+    return { exec, other };
+  };
+  try {
+    const dates = sim.world.dates().slice(-(NIGHTLY.lookbackDays + 1));
+    const items = () =>
+      dates.flatMap((d) =>
+        sim.world.allPlatformTasks().flatMap((t) => [...sim.world.executions(t.task_id, d)]),
+      );
+
+    // First sync of the oldest day, then its re-sync (unchanged): resync_ratio.
+    sim.stats.reset();
+    const [first, firstMs] = await run('sync', [dates[0]!], false);
+    const firstRequests = sim.stats.total;
+    sim.stats.reset();
+    const [, secondMs] = await run('sync', [dates[0]!], true);
+    const secondRequests = sim.stats.total;
+    // The rest of the window as a backfill; requests per execution of a full read from it.
+    sim.stats.reset();
+    const [backfill] = await run('backfill', dates.slice(1), false);
+    const b = split();
+    const backfillRequestsPerExecution = b.exec / Math.max(1, backfill.counters.executionsRead);
+
+    // The night: ~15% of the window's executions change.
+    const all = items();
+    const m = sim.world.mutations;
+    let changed = 0;
+    all.forEach((e, i) => {
+      if ((i * 2654435761) % 1000 >= NIGHTLY.changedShare * 1000) return;
+      const kind = changed % 3;
+      if (kind === 0 && e.screenshot_url === null && m.takeScreenshot(e.prompt_task_id)) changed++;
+      else if (e.result_status === 'missing') {
+        m.setAnswer(e.prompt_task_id, `a late answer ${i}`);
+        changed++;
+      } else {
+        m.setAnswer(e.prompt_task_id, `an answer saved again ${i}`);
+        changed++;
+      }
+    });
+    m.renameMonitoringTask(sim.world.allPlatformTasks()[0]!.project_id, 'Renamed overnight');
+
+    sim.stats.reset();
+    const [nightly] = await run('schedule', dates, false);
+    const n = split();
+    const requests = sim.stats.total;
+    const ideal = n.other + changed * backfillRequestsPerExecution;
+    return {
+      executions: all.length,
+      changed,
+      requests,
+      executionRequests: n.exec,
+      nonExecutionRequests: n.other,
+      backfillRequestsPerExecution,
+      idealRequests: ideal,
+      nightlyRequestsPerExecution: requests / all.length,
+      nightlyRatio: requests / ideal,
+      resync: {
+        firstMs,
+        secondMs,
+        ratio: secondMs / firstMs,
+        executions: first.counters.executionsRead,
+        firstRequests,
+        secondRequests,
+      },
+      summary: {
+        read: nightly.counters.executionsRead,
+        unchanged: nightly.counters.executionsUnchanged,
+        status: nightly.status,
+      },
+    };
+  } finally {
+    await sim.close();
+    tmp.remove();
+  }
+}

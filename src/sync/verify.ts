@@ -1,0 +1,221 @@
+/**
+ * `geo-sync verify` (issue 21): re-reads the children of stored executions from the API and
+ * compares them, field by field, with the rows the warehouse holds. Change detection assumes a
+ * child changes only together with its listed item; a difference found here is a child that
+ * changed behind an unchanged item (or any other drift), and `--reread` repairs it.
+ */
+import { fetchChildren, type BundleOptions, type ExecutionChildren } from '../extract/execution.ts';
+import type { ApiPort } from '../extract/port.ts';
+import {
+  EXECUTION_PRODUCTS,
+  EXECUTION_SCREENSHOTS,
+  EXECUTION_SOURCES,
+  PRODUCT_CARDS,
+} from '../load/tables.ts';
+import type { VerifiedTable, Warehouse } from '../load/warehouse.ts';
+import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
+import { apiTimestampToIso } from '../transform/time.ts';
+import { canonicalJson } from './fingerprint.ts';
+
+export interface Difference {
+  prompt_task_id: number;
+  table: VerifiedTable;
+  /** The row's key, e.g. `source_id=12`. */
+  key: string;
+  /** The column, or `(row)` when the row exists on one side only. */
+  column: string;
+  stored: unknown;
+  api: unknown;
+}
+
+export interface VerifyResult {
+  sampled: number;
+  differences: Difference[];
+  /** Executions that answer 404 on every own endpoint: deleted upstream since they were stored. */
+  goneUpstream: number[];
+  /** Children that could not be read (404 or invalid): not compared. */
+  unread: { prompt_task_id: number; child: string }[];
+}
+
+type Row = Record<string, unknown>;
+
+interface TableShape {
+  table: VerifiedTable;
+  key: readonly string[];
+  columns: readonly { name: string; kind: string }[];
+}
+
+const shape = (spec: {
+  table: string;
+  key: readonly string[];
+  columns: readonly { name: string; kind: string }[];
+}): TableShape => ({ table: spec.table as VerifiedTable, key: spec.key, columns: spec.columns });
+
+/** Only the times of prompt_executions come from an execution's own endpoint (legacy task/detail). */
+const TIMES: TableShape = {
+  table: 'prompt_executions',
+  key: ['prompt_task_id'],
+  columns: [
+    { name: 'created_at', kind: 'timestamptz' },
+    { name: 'updated_at', kind: 'timestamptz' },
+  ],
+};
+
+/** One form for a value as stored and as transformed from the API, by column kind. */
+function comparable(kind: string, v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  switch (kind) {
+    case 'timestamptz': {
+      const t = Date.parse(String(v));
+      return Number.isNaN(t) ? String(v) : String(t);
+    }
+    case 'bigint':
+    case 'integer':
+    case 'double':
+    case 'money':
+      return String(Number(v));
+    case 'boolean':
+      return String(Boolean(v));
+    case 'json':
+      return canonicalJson(typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
+    default:
+      return String(v);
+  }
+}
+
+function keyOf(t: TableShape, r: Row): string {
+  return t.key.map((k) => `${k}=${String(comparable('bigint', r[k]))}`).join(',');
+}
+
+export function compareRows(
+  t: TableShape,
+  id: number,
+  stored: readonly Row[],
+  api: readonly Row[],
+): Difference[] {
+  const out: Difference[] = [];
+  const s = new Map(stored.map((r) => [keyOf(t, r), r]));
+  const a = new Map(api.map((r) => [keyOf(t, r), r]));
+  for (const key of [...new Set([...s.keys(), ...a.keys()])].sort()) {
+    const sr = s.get(key);
+    const ar = a.get(key);
+    if (!sr || !ar) {
+      out.push({
+        prompt_task_id: id,
+        table: t.table,
+        key,
+        column: '(row)',
+        stored: sr ? 'present' : 'absent',
+        api: ar ? 'present' : 'absent',
+      });
+      continue;
+    }
+    for (const c of t.columns) {
+      if (t.key.includes(c.name)) continue;
+      if (comparable(c.kind, sr[c.name]) !== comparable(c.kind, ar[c.name]))
+        out.push({
+          prompt_task_id: id,
+          table: t.table,
+          key,
+          column: c.name,
+          stored: sr[c.name] ?? null,
+          api: ar[c.name] ?? null,
+        });
+    }
+  }
+  return out;
+}
+
+/** The rows the warehouse would hold for these children (as the sync's batch writes them). */
+function apiRows(id: number, c: ExecutionChildren): Record<VerifiedTable, Row[]> {
+  return {
+    prompt_executions: c.detail
+      ? [
+          {
+            prompt_task_id: id,
+            created_at: apiTimestampToIso(c.detail.created_at),
+            updated_at: apiTimestampToIso(c.detail.updated_at),
+          },
+        ]
+      : [],
+    execution_sources: c.sources.map(
+      (s) => toSourceRow(s, c.legacySources?.get(s.source_id) ?? null) as unknown as Row,
+    ),
+    execution_screenshots:
+      c.screenshot && c.screenshot.screenshot_url !== ''
+        ? [toScreenshotRow(c.screenshot) as unknown as Row]
+        : [],
+    execution_products: [toProductsRow(id, { ...c.products }) as unknown as Row],
+    product_cards: toCardRows(id, c.products.cards) as unknown as Row[],
+  };
+}
+
+/** Which child each table's rows come from, to leave out what could not be read. */
+const CHILD_OF: Record<VerifiedTable, string> = {
+  prompt_executions: 'detail',
+  execution_sources: 'sources',
+  execution_screenshots: 'screenshot',
+  execution_products: 'products',
+  product_cards: 'products',
+};
+
+export async function verifyExecutions(
+  api: ApiPort,
+  warehouse: Warehouse,
+  opts: BundleOptions & { sample: number; range?: { from: string; to: string } },
+): Promise<VerifyResult> {
+  const sample = await warehouse.sampleExecutions(opts.sample, opts.range);
+  const ids = sample.map((s) => s.prompt_task_id);
+  const tables: TableShape[] = [
+    ...(opts.executionTimes ? [TIMES] : []),
+    shape(EXECUTION_SOURCES),
+    shape(EXECUTION_SCREENSHOTS),
+    shape(EXECUTION_PRODUCTS),
+    shape(PRODUCT_CARDS),
+  ];
+  const stored = new Map<VerifiedTable, Row[]>();
+  for (const t of tables) stored.set(t.table, await warehouse.executionRows(t.table, ids));
+  const result: VerifyResult = { sampled: ids.length, differences: [], goneUpstream: [], unread: [] };
+  const children = await Promise.all(sample.map((s) => fetchChildren(api, s, opts)));
+  sample.forEach((s, i) => {
+    const id = s.prompt_task_id;
+    const c = children[i]!;
+    if (c.goneUpstream) {
+      result.goneUpstream.push(id);
+      return;
+    }
+    const unread = new Set<string>(c.unread.map((u) => (u.child === 'legacySources' ? 'sources' : u.child)));
+    for (const u of c.unread) result.unread.push({ prompt_task_id: id, child: u.child });
+    const fromApi = apiRows(id, c);
+    for (const t of tables) {
+      if (unread.has(CHILD_OF[t.table])) continue;
+      const mine = (stored.get(t.table) ?? []).filter((r) => Number(r.prompt_task_id) === id);
+      result.differences.push(...compareRows(t, id, mine, fromApi[t.table]));
+    }
+  });
+  return result;
+}
+
+const show = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : canonicalJson(v ?? null));
+
+export function formatVerify(r: VerifyResult): string {
+  const lines: string[] = [];
+  for (const d of r.differences)
+    lines.push(
+      `difference: execution ${d.prompt_task_id} ${d.table} ${d.key} ${d.column}: stored ${show(d.stored)} vs API ${show(d.api)}`,
+    );
+  for (const id of r.goneUpstream)
+    lines.push(
+      `execution ${id}: deleted upstream since it was stored (not a difference; the next run of its day removes it)`,
+    );
+  for (const u of r.unread)
+    lines.push(`execution ${u.prompt_task_id}: ${u.child} could not be read, not compared`);
+  const executions = new Set(r.differences.map((d) => d.prompt_task_id)).size;
+  lines.push(
+    `verified ${r.sampled} stored executions: ${r.differences.length} differences in ${executions} executions, ${r.goneUpstream.length} deleted upstream` +
+      (r.differences.length
+        ? '; `geo-sync sync --reread` (or backfill --reread) for their days repairs them'
+        : ''),
+  );
+  return lines.join('\n');
+}
