@@ -86,6 +86,9 @@ describe('schedule, runs, dry-run', () => {
     const first = JSON.parse(json.stdout.split('\n')[0]!);
     expect(first).toMatchObject({ kind: 'schedule', status: 'success', units_failed: 0 });
     expect(first.requests).toBeGreaterThan(0);
-    expect(first.rows.prompt_executions).toBeGreaterThan(0);
+    // An earlier test synced the same days: change detection leaves the executions as stored
+    // (issue 21), so the schedule run wrote none and counts them unchanged.
+    expect(first.rows.monitoring_tasks).toBeGreaterThan(0);
+    expect(first.executions_read + first.executions_unchanged).toBeGreaterThan(0);
   });
 });
