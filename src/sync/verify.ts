@@ -13,6 +13,8 @@ import {
   PRODUCT_CARDS,
 } from '../load/tables.ts';
 import type { VerifiedTable, Warehouse } from '../load/warehouse.ts';
+import { storedJson, storedText } from '../load/text.ts';
+import type { Json } from '../transform/rows.ts';
 import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
 import { apiTimestampToIso } from '../transform/time.ts';
 import { canonicalJson } from './fingerprint.ts';
@@ -76,10 +78,12 @@ function comparable(kind: string, v: unknown): string | null {
       return String(Number(v));
     case 'boolean':
       return String(Boolean(v));
+    // Both sides as the warehouse stores them (the text rule, load/text.ts): an API value holding
+    // U+0000 or a lone surrogate is stored changed, and that is not drift.
     case 'json':
-      return canonicalJson(typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
+      return canonicalJson(storedJson((typeof v === 'string' ? JSON.parse(v) : v) as Json));
     default:
-      return String(v);
+      return storedText(String(v));
   }
 }
 
