@@ -6,8 +6,11 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Integration tests share one PostgreSQL; each file uses its own schema-free database objects,
-    // but DuckDB and the simulator are cheap, so files run in parallel on the 2 cores.
+    // Integration tests share one PostgreSQL; each file uses its own database (or DuckDB file) and
+    // its own simulator, so files run in parallel. Two at once, whatever the core count: Vitest's
+    // default (cores - 1) runs them one by one on the 2-core CI machines, and most of their time is
+    // waiting on sockets and timers, not CPU.
     pool: 'forks',
+    maxWorkers: 2,
   },
 });
