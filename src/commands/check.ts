@@ -3,16 +3,16 @@
  * when all pass, 3 otherwise.
  */
 import { Command } from 'commander';
-import { openMigratedWarehouse, UsageError } from '../app.ts';
+import { openMigratedWarehouse } from '../app.ts';
 import { formatCheckResults, runChecks } from '../quality/checks.ts';
 import { EXIT } from '../sync/exit-codes.ts';
-import { addDays, shanghaiYesterday } from '../transform/time.ts';
 import {
   action,
   configFrom,
   loggerFor,
   parseDay,
   parsePositiveInt,
+  weekRange,
   withCommonOptions,
   type CommonOpts,
 } from './common.ts';
@@ -39,9 +39,7 @@ export function checkCommand(): Command {
     .option('--json', 'one JSON object per check', false)
     .action(
       action(async (opts: CheckOpts) => {
-        const to = opts.to ?? shanghaiYesterday();
-        const from = opts.from ?? addDays(to, -6);
-        if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+        const { from, to } = weekRange(opts);
         const config = configFrom(opts);
         const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         try {

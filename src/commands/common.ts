@@ -10,10 +10,25 @@ import { WarehouseLockedError } from '../load/errors.ts';
 import { createLogger, scrubSecrets } from '../log.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
+import { addDays, shanghaiYesterday } from '../time.ts';
 
 export function parseDay(value: string): string {
   if (!isCalendarDay(value)) throw new InvalidArgumentError(`expected a day as YYYY-MM-DD, got "${value}"`);
   return value;
+}
+
+/**
+ * A day range of `state show` and `check`: the 7 days through yesterday (Asia/Shanghai) unless
+ * told; `--to` alone ends the week there; `--from` after `--to` is bad usage.
+ */
+export function weekRange(opts: { from?: string | undefined; to?: string | undefined }): {
+  from: string;
+  to: string;
+} {
+  const to = opts.to ?? shanghaiYesterday();
+  const from = opts.from ?? addDays(to, -6);
+  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+  return { from, to };
 }
 
 export function parseId(value: string): number {

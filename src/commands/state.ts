@@ -6,13 +6,14 @@ import { Command } from 'commander';
 import { openMigratedWarehouse, UsageError } from '../app.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import { dayStates, unitStatuses } from '../sync/state.ts';
-import { addDays, daysBetween, shanghaiYesterday } from '../transform/time.ts';
+import { daysBetween } from '../transform/time.ts';
 import {
   action,
   collectIds,
   configFrom,
   loggerFor,
   parseDay,
+  weekRange,
   withCommonOptions,
   type CommonOpts,
 } from './common.ts';
@@ -20,14 +21,6 @@ import {
 interface RangeOpts extends CommonOpts {
   from?: string;
   to?: string;
-}
-
-/** Show: the week through yesterday unless told; --to alone shows the week ending then. */
-function showRange(opts: RangeOpts): { from: string; to: string } {
-  const to = opts.to ?? shanghaiYesterday();
-  const from = opts.from ?? addDays(to, -6);
-  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
-  return { from, to };
 }
 
 function table(rows: string[][]): string {
@@ -53,7 +46,7 @@ function showCommand(): Command {
     .option('--json', 'one JSON object per day', false)
     .action(
       action(async (opts: RangeOpts & { units: boolean; json: boolean }) => {
-        const { from, to } = showRange(opts);
+        const { from, to } = weekRange(opts);
         const config = configFrom(opts);
         const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         try {
