@@ -53,6 +53,7 @@ export interface SimulateFlags {
   latencyMs?: number;
   latencyJitterMs?: number;
   rateLimit?: number;
+  rateLimitEvery?: number;
   retryAfter?: number;
   errorRate?: number;
   resetRate?: number;
@@ -70,6 +71,7 @@ export function toSimulatorOptions(f: SimulateFlags): SimulatorOptions {
   if (f.latencyMs !== undefined) faults.latencyMs = f.latencyMs;
   if (f.latencyJitterMs !== undefined) faults.latencyJitterMs = f.latencyJitterMs;
   if (f.rateLimit !== undefined) faults.rateLimitPerSecond = f.rateLimit;
+  if (f.rateLimitEvery !== undefined) faults.rateLimitEvery = f.rateLimitEvery;
   if (f.retryAfter !== undefined) faults.retryAfterSeconds = f.retryAfter;
   if (f.errorRate !== undefined) faults.errorRate = f.errorRate;
   if (f.resetRate !== undefined) faults.resetRate = f.resetRate;
@@ -108,6 +110,7 @@ export function simulateCommand(): Command {
     .option('--latency-ms <n>', 'mean added latency per response', nonNegative)
     .option('--latency-jitter-ms <n>', 'uniform +/- jitter around the mean latency', nonNegative)
     .option('--rate-limit <n>', 'requests per second per token before 429', nonNegative)
+    .option('--rate-limit-every <n>', 'answer every n-th request 429, whatever the rate', integer(1))
     .option('--retry-after <n>', 'Retry-After seconds sent with 429', nonNegative)
     .option('--error-rate <x>', 'share of requests answered 500/502/503 (0-1)', rate)
     .option('--reset-rate <x>', 'share of requests whose connection is reset (0-1)', rate)

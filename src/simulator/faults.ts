@@ -12,6 +12,12 @@ export interface FaultOptions {
   latencyJitterMs?: number;
   /** Per API key/token; beyond it answer 429 with Retry-After. */
   rateLimitPerSecond?: number;
+  /**
+   * Every n-th request the server receives (counted across tokens) is answered 429, whatever the
+   * rate: a gateway quota that trips on a count. Unlike rateLimitPerSecond it does not depend on
+   * how fast the client is, so a test can count on seeing 429s on a slow machine.
+   */
+  rateLimitEvery?: number;
   /** Value sent in Retry-After (seconds), default 1. */
   retryAfterSeconds?: number;
   /** 0..1 share of requests answered 500/502/503. */
@@ -71,6 +77,7 @@ export class FaultInjector {
   private windows = new Map<string, Window>();
   private active = false;
   private forbidden: ReadonlySet<number> = new Set();
+  private received = 0;
 
   constructor(seed: number, opts: FaultOptions = {}) {
     this.rng = Rng.of(seed, tag('faults'));
@@ -80,6 +87,7 @@ export class FaultInjector {
   set(opts: FaultOptions): void {
     this.opts = { ...opts };
     this.windows = new Map();
+    this.received = 0;
     this.forbidden = new Set(opts.forbiddenTaskIds ?? []);
     const o = this.opts;
     this.active = Boolean(
@@ -104,8 +112,13 @@ export class FaultInjector {
     return this.opts.retryAfterSeconds ?? 1;
   }
 
-  /** true when `key` already made `rateLimitPerSecond` requests within the last second. */
+  /**
+   * true when this request is refused with 429: it is an n-th one (rateLimitEvery), or `key`
+   * already made `rateLimitPerSecond` requests within the last second.
+   */
   rateLimited(key: string, nowMs: number): boolean {
+    const every = this.opts.rateLimitEvery;
+    if (every && ++this.received % every === 0) return true;
     const limit = this.opts.rateLimitPerSecond;
     if (!limit || limit <= 0) return false;
     let w = this.windows.get(key);

@@ -97,6 +97,11 @@ export function validateFaults(f: FaultOptions): void {
   checkRate('faults.resetRate', f.resetRate);
   checkRate('faults.malformedRate', f.malformedRate);
   checkRate('faults.slowRate', f.slowRate);
+  if (f.rateLimitEvery !== undefined)
+    check(
+      Number.isInteger(f.rateLimitEvery) && f.rateLimitEvery >= 1,
+      'faults.rateLimitEvery must be a positive integer',
+    );
   if (f.resultsPerPageCap !== undefined)
     check(
       Number.isInteger(f.resultsPerPageCap) && f.resultsPerPageCap >= 1,

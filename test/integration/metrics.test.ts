@@ -30,7 +30,9 @@ describe('schedule --metrics-port', () => {
       seed: 11,
       days: 3,
       executionsPerDay: 20,
-      faults: { errorRate: 0.05, rateLimitPerSecond: 150, retryAfterSeconds: 1 },
+      // Every 200th request (of about 480) is a 429 (count-based, so it happens however fast or slow this machine
+      // is: a per-second limit did not trip on a busy CI runner); its retry makes retries > 0.
+      faults: { errorRate: 0.05, rateLimitEvery: 200, retryAfterSeconds: 1 },
     });
     env = {
       GEO_BASE_URL: sim.url,

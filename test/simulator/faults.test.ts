@@ -100,6 +100,17 @@ describe('faults at rate 1.0', () => {
     const token = ((await login.body.json()) as { data: { token: string } }).data.token;
     expect((await get(token)).status).toBe(200);
   });
+
+  it('rateLimitEvery: every n-th request is a 429, however slowly they come', async () => {
+    sim.setFaults({ rateLimitEvery: 3, retryAfterSeconds: 2 });
+    const statuses: number[] = [];
+    // One at a time: a per-second limit would never trip on these.
+    for (let i = 0; i < 9; i++) statuses.push((await get()).status);
+    expect(statuses).toEqual([200, 200, 429, 200, 200, 429, 200, 200, 429]);
+    expect(() => sim.setFaults({ rateLimitEvery: 0 })).toThrow(RangeError);
+    expect(() => sim.setFaults({ rateLimitEvery: 1.5 })).toThrow(RangeError);
+    sim.setFaults({});
+  });
 });
 
 describe('stats', () => {
