@@ -5,7 +5,14 @@ import type { Config } from '../config.ts';
 import { resolveScope } from '../extract/scope.ts';
 import { openWarehouse } from '../load/index.ts';
 import { exitCodeOf } from '../sync/exit-codes.ts';
-import { estimateRequests, planUnits, refreshFromDay } from '../sync/planner.ts';
+import {
+  estimateRequests,
+  planUnits,
+  refreshFromDay,
+  type RequestEstimate,
+  type RequestShape,
+  type StoredUnit,
+} from '../sync/planner.ts';
 import { createProgressReporter } from '../sync/progress.ts';
 import { formatSummary } from '../sync/summary.ts';
 import type { RunKind } from '../transform/rows.ts';
@@ -52,9 +59,37 @@ function withRunOptions(cmd: Command): Command {
 }
 
 /** Requests per execution and per unit under a config, for the dry-run estimate. */
-function requestShape(config: Config) {
+function requestShape(config: Config, reread: boolean): RequestShape {
   const perExecution = 3 + (config.enrich.legacySources ? 1 : 0) + (config.enrich.executionTimes ? 1 : 0);
-  return { perExecution, perUnit: config.enrich.crossCheck ? 1 : 0 };
+  return {
+    perExecution,
+    perUnit: config.enrich.crossCheck ? 1 : 0,
+    changeDetection: config.changeDetection && !reread,
+    assumedExecutions: ASSUMED_EXECUTIONS_PER_UNIT,
+  };
+}
+
+/** A unit the warehouse has never stored is estimated at this many executions. */
+const ASSUMED_EXECUTIONS_PER_UNIT = 50;
+
+/** The dry run's estimate lines: a range under change detection, one figure without it. */
+function estimateLines(e: RequestEstimate, shape: RequestShape, scopeRequests: number): string[] {
+  const per = `${shape.perExecution} per execution read, ${shape.perUnit + 1}+ per unit`;
+  const lines =
+    shape.changeDetection && e.low !== e.high
+      ? [
+          `estimated requests: ~${e.low} if nothing changed upstream, up to ~${e.high} if every stored execution changed (${per})`,
+          '  change detection on: an execution whose listed item is unchanged and whose children were read is not read again (--reread reads all)',
+        ]
+      : [
+          `estimated requests: ~${e.high} (${per}${shape.changeDetection ? '' : '; change detection off: every execution is read'})`,
+        ];
+  lines.push(`  plus the scope (${scopeRequests} requests, as this dry run made) and the account data`);
+  if (e.unknownUnits > 0)
+    lines.push(
+      `  ${e.unknownUnits} unit(s) never stored, assumed at ${shape.assumedExecutions} executions each`,
+    );
+  return lines;
 }
 
 export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): Promise<number> {
@@ -87,13 +122,14 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
           refreshFrom: refreshFromDay(new Date(), config.lookbackDays),
           force: Boolean(opts.force),
         });
-        const shape = requestShape(config);
-        const estimate = estimateRequests(plan.units.length, { executionsPerUnit: 50, ...shape });
+        const stored = await warehouse.storedUnits(dates).catch(() => new Map<string, StoredUnit>());
+        const shape = requestShape(config, Boolean(opts.reread));
+        const estimate = estimateRequests(plan.units, stored, shape);
         process.stdout.write(
           [
             `plan for ${kind} ${args.dates}: ${plan.units.length} units to run, ${plan.skipped.length} already finished (skipped)`,
             `scope: ${scope.customers.length} projects, ${scope.monitoringTasks.length} monitoring tasks, ${scope.platformTasks.length} platform tasks`,
-            `estimated requests: ~${estimate} at 50 executions per unit (${shape.perExecution} per execution, ${shape.perUnit + 1}+ per unit)`,
+            ...estimateLines(estimate, shape, api.client.stats.requests),
             ...plan.units.slice(0, 20).map((u) => `  task_id=${u.task_id} date=${u.date}`),
             plan.units.length > 20 ? `  ... ${plan.units.length - 20} more` : '',
             'dry run: nothing was written',

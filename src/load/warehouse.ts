@@ -149,6 +149,11 @@ export interface Warehouse {
    */
   completeFingerprints(task_id: number, date: string): Promise<Map<number, string>>;
   /**
+   * `--dry-run`: per stored unit of `dates` (key `task_id|date`), its executions and how many of
+   * them have complete children.
+   */
+  storedUnits(dates: readonly string[]): Promise<Map<string, { executions: number; complete: number }>>;
+  /**
    * `verify`: up to `n` stored executions chosen at random (dated `from`..`to` when given), with
    * the stored screenshot_url (whether the item named a screenshot).
    */

@@ -51,15 +51,55 @@ export function scheduledDates(now: Date, lookbackDays: number): string[] {
   return daysBetween(refreshFromDay(now, lookbackDays), shanghaiYesterday(now));
 }
 
+/** What the warehouse holds of one unit: its stored executions, and how many of those had their
+ * children read completely last time (change detection skips those when their item is unchanged). */
+export interface StoredUnit {
+  executions: number;
+  complete: number;
+}
+
+export interface RequestShape {
+  /** Child requests per execution read (sources, products, screenshot, + legacy enrichments). */
+  perExecution: number;
+  /** Requests per unit besides its task/results pages (the task/prompts cross-check). */
+  perUnit: number;
+  /** Whether unchanged executions with complete children are skipped (off with --reread). */
+  changeDetection: boolean;
+  /** Executions assumed for a unit the warehouse has never stored. */
+  assumedExecutions: number;
+}
+
+export interface RequestEstimate {
+  /** Requests if nothing changed upstream since the stored executions were read. */
+  low: number;
+  /** Requests if every stored execution changed (what a run without change detection makes). */
+  high: number;
+  /** Units with nothing stored, estimated at `assumedExecutions` each. */
+  unknownUnits: number;
+}
+
 /**
- * Requests a plan will make, estimated from what is known before any execution is read:
- * per unit one task/results page per 100 executions (+1 task/prompts cross-check), per execution
- * the sources, products and screenshot (+ legacy enrichment), from an average per unit.
+ * Requests a plan will make, estimated before any request: per unit one task/results page per
+ * 100 executions plus `perUnit`, and `perExecution` per execution read. A unit the warehouse holds
+ * counts its stored executions; under change detection the low figure reads only those whose
+ * children were incomplete. A unit never stored counts `assumedExecutions`, all read.
  */
 export function estimateRequests(
-  units: number,
-  opts: { executionsPerUnit: number; perExecution: number; perUnit: number },
-): number {
-  const pages = Math.max(1, Math.ceil(opts.executionsPerUnit / 100));
-  return Math.round(units * (pages + opts.perUnit + opts.executionsPerUnit * opts.perExecution));
+  units: readonly Unit[],
+  stored: ReadonlyMap<string, StoredUnit>,
+  shape: RequestShape,
+): RequestEstimate {
+  let low = 0;
+  let high = 0;
+  let unknownUnits = 0;
+  for (const u of units) {
+    const s = stored.get(unitKey(u));
+    if (!s) unknownUnits++;
+    const n = s?.executions ?? shape.assumedExecutions;
+    const fixed = Math.max(1, Math.ceil(n / 100)) + shape.perUnit;
+    const read = s && shape.changeDetection ? Math.max(0, n - s.complete) : n;
+    low += fixed + read * shape.perExecution;
+    high += fixed + n * shape.perExecution;
+  }
+  return { low, high, unknownUnits };
 }

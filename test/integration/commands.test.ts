@@ -91,4 +91,43 @@ describe('schedule, runs, dry-run', () => {
     expect(first.rows.monitoring_tasks).toBeGreaterThan(0);
     expect(first.executions_read + first.executions_unchanged).toBeGreaterThan(0);
   });
+
+  it('sync --dry-run estimates from what is stored: a range under change detection, met by the run', async () => {
+    // The schedule runs above read yesterday completely.
+    const day = sim.world.dates().at(-1)!;
+    const [stored] = await withWarehouse(env.GEO_WAREHOUSE!, (w) =>
+      w.query(
+        `SELECT (SELECT count(*) FROM geo.prompt_executions WHERE date_time = CAST($1 AS DATE)) AS executions,
+                (SELECT count(*) FROM geo.sync_checkpoints WHERE date = CAST($1 AS DATE)) AS units`,
+        [day],
+      ),
+    );
+    const executions = Number(stored!.executions);
+    const units = Number(stored!.units);
+    expect(executions).toBeGreaterThan(0);
+    // Per unit (platform task), with or without executions: one task/results page (< 100
+    // executions) and the task/prompts cross-check; per
+    // execution read: sources, products, screenshot, legacy sources, execution times.
+    const low = units * 2;
+    const high = low + executions * 5;
+
+    const dry = await runCli(['sync', '--dry-run', '--force', '--date', day], env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain(
+      `estimated requests: ~${low} if nothing changed upstream, up to ~${high} if every stored execution changed`,
+    );
+    expect(dry.stdout).not.toContain('never stored');
+    const reread = await runCli(['sync', '--dry-run', '--force', '--reread', '--date', day], env);
+    expect(reread.stdout).toMatch(new RegExp(`estimated requests: ~${high} \\(.*change detection off`));
+
+    // The forced run of the unchanged day makes exactly the low figure's unit requests, no child.
+    const before = { ...sim.stats.byEndpoint };
+    const run = await runCli(['sync', '--force', '--date', day], env);
+    expect(run.code, run.stderr).toBe(0);
+    const delta = (e: string) => (sim.stats.byEndpoint[e] ?? 0) - (before[e] ?? 0);
+    expect(delta('GET /api/v2/geo/task/results') + delta('GET /api/v2/geo/task/prompts')).toBe(low);
+    console.log(
+      JSON.stringify(Object.fromEntries(Object.keys(sim.stats.byEndpoint).map((e) => [e, delta(e)]))),
+    );
+  });
 });

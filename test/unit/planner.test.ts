@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { planUnits, refreshFromDay, scheduledDates, unitKey } from '../../src/sync/planner.ts';
+import {
+  estimateRequests,
+  planUnits,
+  refreshFromDay,
+  scheduledDates,
+  unitKey,
+  type StoredUnit,
+} from '../../src/sync/planner.ts';
 
 describe('planUnits', () => {
   const finished = new Set([
@@ -40,5 +47,51 @@ describe('look-back window (Asia/Shanghai)', () => {
   ])('at %s with %i days', (now, days, from, dates) => {
     expect(refreshFromDay(new Date(now), days)).toBe(from);
     expect(scheduledDates(new Date(now), days)).toEqual(dates);
+  });
+});
+
+describe('estimateRequests', () => {
+  const u = { task_id: 7, date: '2026-11-20' };
+  const shape = { perExecution: 5, perUnit: 1, changeDetection: true, assumedExecutions: 50 };
+  it.each<[string, StoredUnit | undefined, boolean, { low: number; high: number; unknownUnits: number }]>([
+    [
+      'a unit never stored: assumed executions, all read',
+      undefined,
+      true,
+      { low: 252, high: 252, unknownUnits: 1 },
+    ],
+    [
+      'a stored unit with no execution: its page and cross-check',
+      { executions: 0, complete: 0 },
+      true,
+      { low: 2, high: 2, unknownUnits: 0 },
+    ],
+    [
+      'every child complete: only the unit requests if nothing changed',
+      { executions: 150, complete: 150 },
+      true,
+      { low: 3, high: 753, unknownUnits: 0 },
+    ],
+    [
+      'incomplete children are read again',
+      { executions: 10, complete: 4 },
+      true,
+      { low: 32, high: 52, unknownUnits: 0 },
+    ],
+    [
+      'change detection off: everything is read',
+      { executions: 10, complete: 10 },
+      false,
+      { low: 52, high: 52, unknownUnits: 0 },
+    ],
+  ])('%s', (_n, stored, changeDetection, expected) => {
+    const map = new Map(stored ? [[unitKey(u), stored]] : []);
+    expect(estimateRequests([u], map, { ...shape, changeDetection })).toEqual(expected);
+  });
+
+  it('sums over units', () => {
+    const v = { task_id: 8, date: '2026-11-20' };
+    const map = new Map([[unitKey(u), { executions: 10, complete: 10 }]]);
+    expect(estimateRequests([u, v], map, shape)).toEqual({ low: 2 + 252, high: 52 + 252, unknownUnits: 1 });
   });
 });

@@ -191,6 +191,39 @@ export class CoreWarehouse implements Warehouse {
     );
     return new Map(rows.map((r) => [Number(r.prompt_task_id), r.fingerprint]));
   }
+  async storedUnits(
+    dates: readonly string[],
+  ): Promise<Map<string, { executions: number; complete: number }>> {
+    const unique = [...new Set(dates)];
+    if (unique.length === 0) return new Map();
+    const d = this.driver.types.date;
+    const days = unique.map((_, i) => `CAST($${i + 1} AS ${d})`).join(', ');
+    // A unit is known by its checkpoint (it may have no execution) or by executions stored by a
+    // run that did not finish it.
+    const [checkpoints, executions] = await this.driver.connection(async (c) => [
+      await c.rows<{ task_id: number; date: string }>(
+        `SELECT task_id, date FROM geo.sync_checkpoints WHERE date IN (${days})`,
+        unique,
+      ),
+      await c.rows<{ task_id: number; date: string; executions: number; complete: number }>(
+        `SELECT e.task_id, e.date_time AS date, COUNT(*) AS executions, COUNT(f.prompt_task_id) AS complete
+         FROM geo.prompt_executions e
+         LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id AND f.children_complete
+         WHERE e.date_time IN (${days})
+         GROUP BY e.task_id, e.date_time`,
+        unique,
+      ),
+    ]);
+    const out = new Map<string, { executions: number; complete: number }>();
+    for (const r of checkpoints)
+      out.set(unitKeyOf(Number(r.task_id), r.date), { executions: 0, complete: 0 });
+    for (const r of executions)
+      out.set(unitKeyOf(Number(r.task_id), r.date), {
+        executions: Number(r.executions),
+        complete: Number(r.complete),
+      });
+    return out;
+  }
   async sampleExecutions(
     n: number,
     range?: { from: string; to: string },
