@@ -27,6 +27,8 @@ export interface DistributedBackfillOpts extends CommonOpts {
   wait?: boolean;
   /** Queue again this backfill's jobs that failed for good or were cancelled. */
   retryFailed?: boolean;
+  /** Seconds to wait for the warehouse lock while an exclusive run holds it. */
+  waitForLock?: number;
   progress?: boolean;
 }
 
@@ -42,7 +44,10 @@ export async function runDistributedBackfill(
   });
   const url = queueUrl(config, 'backfill --distributed');
   const logger = loggerFor(config);
-  const api = createApi(config, logger);
+  // One stop signal for the whole command: it ends the enqueue's requests and its wait for the
+  // lock as well as --wait (exit 130).
+  const signals = abortOnSignals(logger);
+  const api = createApi(config, logger, { signal: signals.signal });
   try {
     const warehouse = await openMigratedWarehouse(config, logger);
     const db = new pg.Pool({ connectionString: url, max: 2, application_name: 'geo-sync-queue' });
@@ -71,6 +76,8 @@ export async function runDistributedBackfill(
             customers: config.customers,
             force: Boolean(opts.force),
             retryFailed: Boolean(opts.retryFailed),
+            waitForLockMs: (opts.waitForLock ?? 0) * 1000,
+            signal: signals.signal,
           },
         );
       } finally {
@@ -85,7 +92,6 @@ export async function runDistributedBackfill(
       );
       if (!opts.wait) return EXIT.success;
 
-      const signals = abortOnSignals(logger);
       const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
       try {
         const summary = await waitForBackfill(db, warehouse, result.backfill, {
@@ -100,13 +106,16 @@ export async function runDistributedBackfill(
         throw e;
       } finally {
         progress?.stop();
-        signals.dispose();
       }
     } finally {
       await db.end();
       await warehouse.close();
     }
+  } catch (e) {
+    if (signals.signal.aborted) return EXIT.interrupted;
+    throw e;
   } finally {
+    signals.dispose();
     await api.close();
   }
 }

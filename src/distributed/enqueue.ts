@@ -14,6 +14,7 @@ import { resolveScope } from '../extract/scope.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 import { syncTaskConfig } from '../sync/account-data.ts';
 import { RunContext } from '../sync/context.ts';
+import { acquireLock, lockHolder } from '../sync/lock.ts';
 import { planUnits, refreshFromDay, unitKey } from '../sync/planner.ts';
 import { newRunId, type ApiStats } from '../sync/run.ts';
 import { toMonitoringTaskRow, toPlatformTaskRow } from '../transform/hierarchy.ts';
@@ -30,6 +31,9 @@ export interface EnqueueOptions {
    * backfill's identity: the same backfill, its failures given another attempt.
    */
   retryFailed?: boolean;
+  /** How long to wait for the warehouse lock when an exclusive run holds it (0: not at all). */
+  waitForLockMs?: number;
+  signal?: AbortSignal;
 }
 
 export interface EnqueueResult {
@@ -102,6 +106,20 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
       executions_unchanged: null,
     };
   };
+  // The scope is read and written under the warehouse lock, shared as the workers hold it: an
+  // exclusive run (sync, backfill, state reset) cannot interleave with it, and its writes are
+  // fenced by the lock, so a stalled enqueue cannot write older names over a newer run's.
+  await acquireLock(warehouse, lockHolder('backfill --distributed'), {
+    mode: 'shared',
+    waitMs: opts.waitForLockMs ?? 0,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    onWait: (holder) => logger.info({ holder }, 'waiting for the warehouse lock'),
+  });
+  let locked = true;
+  const unlock = async () => {
+    if (locked) await warehouse.unlock();
+    locked = false;
+  };
   await warehouse.insertRun(runRow('running', null, false));
   try {
     const scope = await resolveScope(deps.api, opts.customers);
@@ -112,6 +130,7 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
     ctx.addRows('platform_tasks', scope.platformTasks.length);
     if (config.enrich.taskConfig) await syncTaskConfig(ctx, scope);
     await ctx.flushRejects();
+    await unlock();
 
     const finished = await warehouse.finishedUnits(opts.dates);
     const plan = planUnits({
@@ -194,6 +213,8 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
     const message = e instanceof Error ? e.message : String(e);
     await warehouse.updateRun(runRow('failed', message, true)).catch(() => undefined);
     throw e;
+  } finally {
+    await unlock();
   }
 }
 

@@ -1,7 +1,7 @@
 /** No overlap: one geo-sync run per warehouse (PostgreSQL advisory lock / DuckDB lock file). */
 import { hostname } from 'node:os';
 import { sleep } from '../abort.ts';
-import type { Warehouse } from '../load/warehouse.ts';
+import type { LockMode, Warehouse } from '../load/warehouse.ts';
 
 export class LockHeldError extends Error {
   readonly holder: string | undefined;
@@ -39,6 +39,8 @@ export async function acquireLock(
   warehouse: Warehouse,
   holder: string,
   opts: {
+    /** exclusive (default): a run that writes alone; shared: alongside workers, not a run. */
+    mode?: LockMode;
     waitMs?: number;
     pollMs?: number;
     signal?: AbortSignal;
@@ -51,7 +53,7 @@ export async function acquireLock(
   const deadline = Date.now() + waitMs;
   let waiting = false;
   for (;;) {
-    const r = await warehouse.tryLock(holder);
+    const r = await warehouse.tryLock(holder, opts.mode ?? 'exclusive');
     if (r.acquired) return;
     if (Date.now() >= deadline) throw new LockHeldError(r.holder);
     if (!waiting) opts.onWait?.(r.holder);

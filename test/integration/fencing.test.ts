@@ -8,12 +8,15 @@
  * - Workers hold the lock shared: `state reset` and `sync` are refused while they work.
  * - A job archived by pg-boss before it ran is reported lost by `--wait`, not waited for.
  * - A failed distributed unit is recorded for `state show`.
+ * - `backfill --distributed` reads and writes the scope under the lock, shared: an exclusive run
+ *   refuses it (exit 4) or makes it wait (--wait-for-lock).
  * - Five workers sharing 2 requests/s and 2 in flight hold 2 slots in all, at 0.4 requests/s each.
  */
 import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SharedRate } from '../../src/distributed/shared-rate.ts';
+import { openWarehouse } from '../../src/load/index.ts';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
 import { dumpData } from '../helpers/dump.ts';
@@ -300,6 +303,38 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive (issue 24)', () => {
     const done = await waiter.done;
     expect(done.code, done.stdout + done.stderr.slice(-2000)).toBe(1);
     expect(done.stdout).toMatch(/lost: pg-boss archived the job while it was still created/);
+  });
+
+  it('backfill --distributed writes the scope under the lock, shared: an exclusive holder refuses it (exit 4) or makes it wait', async () => {
+    const url = await freshDb();
+    const e = env(url);
+    const holder = await openWarehouse(url);
+    try {
+      await holder.migrate();
+      expect(await holder.tryLock('geo-sync test-holder', 'exclusive')).toEqual({ acquired: true });
+      const refused = await runCli(['backfill', ...one(), '--distributed'], e);
+      expect(refused.code, refused.stderr.slice(-2000)).toBe(4);
+      expect(refused.stderr).toMatch(/holds the warehouse lock: geo-sync test-holder/);
+      const count = async (table: string) =>
+        Number((await sql<{ n: string }>(url, `SELECT count(*) AS n FROM ${table}`))[0]!.n);
+      // Nothing written, nothing queued, no run recorded.
+      expect(await count('geo.monitoring_tasks')).toBe(0);
+      expect(await count('geo.sync_runs')).toBe(0);
+      expect(await count('geo_queue.job')).toBe(0);
+
+      const waiting = startCli(['backfill', ...one(), '--distributed', '--wait-for-lock', '60'], e);
+      await waiting.waitForLog(/"msg":"waiting for the warehouse lock"/);
+      expect(await count('geo.monitoring_tasks')).toBe(0);
+      await holder.unlock();
+      const r = await waiting.done;
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      expect(await count('geo.monitoring_tasks')).toBeGreaterThan(0);
+      expect(await count('geo_queue.job')).toBeGreaterThan(1);
+      // The enqueue gave the lock back: an exclusive run takes it at once.
+      expect(await holder.tryLock('geo-sync test-holder', 'exclusive')).toEqual({ acquired: true });
+    } finally {
+      await holder.close();
+    }
   });
 
   it('a distributed unit that fails is recorded: state show names it', async () => {
