@@ -4,7 +4,8 @@
  * and score), a brand named twice in one answer, two runs of one question on a day, a missing
  * answer whose ranks still count, a platform without product cards, a monitoring task without
  * brand_urls, owned domains with and without "www." and below a brand host, a look-alike domain
- * that is not owned, and two ISO weeks.
+ * that is not owned, and two ISO weeks; then the week's edges (Sunday, Monday, ISO years that
+ * differ from the calendar year).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/load/index.ts';
@@ -889,6 +890,50 @@ for (const dialect of DIALECTS) {
       expect((await w.query('SELECT * FROM geo.brand_rank_daily')).length).toBeGreaterThan(0);
       expect((await w.query('SELECT * FROM geo.citation_domains_daily')).length).toBeGreaterThan(0);
       expect((await w.query('SELECT * FROM geo.executions_daily')).length).toBeGreaterThan(0);
+    });
+
+    // Last: it adds executions to the world the tests above computed by hand.
+    it('ISO weeks at their edges: Sunday ends the week, and the ISO year is not the calendar year', async () => {
+      await w.upsertPlatformTasks([platformTask(30, 100, 'kimi', 'Kimi')]);
+      const days = [
+        '2026-11-22',
+        '2026-11-23',
+        '2024-12-29',
+        '2024-12-30',
+        '2026-12-31',
+        '2027-01-03',
+        '2027-01-04',
+      ];
+      await w.writeExecutionBatch(
+        batch({
+          executions: days.map((date, i) =>
+            execution(3000 + i, { task_id: 30, project_id: 100, date_time: date, prompt_name: 'Q1' }),
+          ),
+          ranks: days.map((_, i) => r(3000 + i, 0, 'Acme', 1, 50, 5)),
+        }),
+      );
+      expect(await rows('executions_enriched', ['date', 'week_start', 'iso_week'], 'date')).toEqual(
+        expect.arrayContaining([
+          { date: '2024-12-29', week_start: '2024-12-23', iso_week: '2024-W52' },
+          { date: '2024-12-30', week_start: '2024-12-30', iso_week: '2025-W01' },
+          { date: '2026-11-22', week_start: '2026-11-16', iso_week: '2026-W47' },
+          { date: '2026-11-23', week_start: '2026-11-23', iso_week: '2026-W48' },
+          { date: '2026-12-31', week_start: '2026-12-28', iso_week: '2026-W53' },
+          { date: '2027-01-03', week_start: '2026-12-28', iso_week: '2026-W53' },
+          { date: '2027-01-04', week_start: '2027-01-04', iso_week: '2027-W01' },
+        ]),
+      );
+      const weeks = await w.query(
+        `SELECT iso_week, executions FROM geo.brand_visibility_weekly WHERE task_id = 30 ORDER BY week_start`,
+      );
+      expect(weeks.map((x) => [x.iso_week, Number(x.executions)])).toEqual([
+        ['2024-W52', 1],
+        ['2025-W01', 1],
+        ['2026-W47', 1],
+        ['2026-W48', 1],
+        ['2026-W53', 2],
+        ['2027-W01', 1],
+      ]);
     });
   });
 }
