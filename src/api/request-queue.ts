@@ -135,6 +135,8 @@ export class RequestQueue {
   /** This process's share of the key's limits (setShare); the maxima until one is set. */
   #shareConcurrency = Number.POSITIVE_INFINITY;
   #shareRate = Number.POSITIVE_INFINITY;
+  /** Date.now() after which the share no longer holds: no start until the next setShare. */
+  #shareExpiresAt = Number.POSITIVE_INFINITY;
   #counters = { pauses: 0, rateLimitSignals: 0, decreases: 0, increases: 0, started: 0 };
 
   constructor(opts: RequestQueueOptions = {}) {
@@ -221,7 +223,19 @@ export class RequestQueue {
    * divided among the live workers, lowered after a 429 seen by any of them). The effective
    * values become the share; local AIMD keeps working below it. Capped by the maxima.
    */
-  setShare(share: { concurrency: number; requestsPerSecond: number }): void {
+  setShare(
+    share: { concurrency: number; requestsPerSecond: number },
+    opts: {
+      /**
+       * How long the share holds without a newer one. A worker's slots are taken over by the
+       * others once its heartbeat is stale: a worker that stalled past that (SIGSTOP, a frozen
+       * VM) must not start requests on resuming until its next tick has said what it holds.
+       */
+      validForMs?: number;
+    } = {},
+  ): void {
+    this.#shareExpiresAt =
+      opts.validForMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + Math.max(0, opts.validForMs);
     // A share of 0 requests in flight holds every start (p-queue needs a concurrency of 1 or more:
     // the gate holds them). The rate share is kept as it is, fractions included, above a floor
     // that keeps the window finite.
@@ -314,7 +328,7 @@ export class RequestQueue {
         await sleep(this.#pausedUntil - now, signal);
         continue;
       }
-      if (this.#shareConcurrency === 0) {
+      if (this.#shareConcurrency === 0 || now >= this.#shareExpiresAt) {
         // No request in flight allowed until the next share: look again shortly.
         await sleep(100, signal);
         continue;
@@ -326,9 +340,9 @@ export class RequestQueue {
     }
   }
 
-  /** Records a start at `now` if no pause, no zero share and no rate limit forbids it. */
+  /** Records a start at `now` if no pause, no zero or expired share and no rate limit forbids it. */
   #tryStart(now: number): boolean {
-    if (now < this.#pausedUntil || this.#shareConcurrency === 0) return false;
+    if (now < this.#pausedUntil || this.#shareConcurrency === 0 || now >= this.#shareExpiresAt) return false;
     const { cap, windowMs } = this.#gate(this.#rate);
     const n = this.#starts.length;
     if (n >= cap && (this.#starts[n - cap] as number) > now - windowMs) return false;

@@ -18,8 +18,9 @@
  * live workers (some get 0 when there are more workers than slots, and then take no job). A
  * worker gives back a slot only once it has fewer requests in flight than slots, so the fleet
  * never has more in flight than GEO_CONCURRENCY. A dead worker's slots are taken over once its
- * heartbeat is `staleMs` old (a worker stalled that long, then resumed, is the one exception,
- * until its next tick).
+ * heartbeat is `staleMs` old. A worker that stalled that long and resumed starts nothing until its
+ * next tick says what it holds (its share expires staleMs / 2 after the tick that set it); only
+ * the requests it had in flight when it stalled can overlap the slots taken over meanwhile.
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';
@@ -65,6 +66,10 @@ export class SharedRate {
       minFactor: 0.05,
       ...opts,
     };
+  }
+  /** A worker whose heartbeat is older than this is counted dead, and its slots are taken over. */
+  get staleMs(): number {
+    return this.#o.staleMs;
   }
 
   /**
@@ -112,11 +117,16 @@ export class SharedRate {
     const factor = Number(r.rows[0]?.factor ?? 1);
     const slots = Math.max(1, Math.floor(o.totalConcurrency * factor));
     const target = Math.floor(slots / live) + (rank < slots % live ? 1 : 0);
+    // It may hold more slots than its target while more requests than that are in flight, but
+    // starts new ones only within the target: its in-flight count falls, and the slots beyond
+    // go back at a later tick. (Running at what it holds, a busy worker would never give any
+    // back, and a worker joining a busy fleet would wait for a slot for ever.)
+    const holding = await this.#holdSlots(db, target, inFlight);
     return {
       live,
       factor,
       requestsPerSecond: (o.totalRequestsPerSecond * factor) / live,
-      concurrency: await this.#holdSlots(db, target, inFlight),
+      concurrency: Math.min(holding, target),
     };
   }
 

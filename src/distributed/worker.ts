@@ -105,12 +105,15 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
   const timeoutSeconds = config.jobTimeoutSeconds;
   // Leases are renewed every tick: three ticks per job timeout at least, so one slow tick
   // (a busy database) does not let a live attempt's job expire.
-  const tickMs = Math.max(100, Math.min(opts.tickMs ?? 1000, (timeoutSeconds * 1000) / 3));
+  const leaseTickMs = Math.max(100, Math.min(opts.tickMs ?? 1000, (timeoutSeconds * 1000) / 3));
   const shared = new SharedRate({
     workerId,
     totalRequestsPerSecond: config.requestsPerSecond,
     totalConcurrency: config.concurrency,
   });
+  // A share holds staleMs / 2 after its tick began, and ticks come every staleMs / 5 at most:
+  // a live worker's share never lapses between two of them, even if one tick is slow.
+  const tickMs = Math.min(leaseTickMs, shared.staleMs / 5);
 
   // Rejects of concurrent jobs: routed to the job of their unit when the record names it.
   const running = new Map<string, RunContext>();
@@ -142,11 +145,14 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     }
   };
   const tick = async () => {
+    // Taken before the heartbeat is written: the others count this worker live (its slots its
+    // own) until staleMs after that write, so half of it from here is safely inside.
+    const beat = Date.now();
     await renew();
     const now429 = api.client.stats.rateLimited;
     share = await shared.tick(db, now429 - seen429, starting || active > 0, api.client.queue.stats.running);
     seen429 = now429;
-    api.client.queue.setShare(share);
+    api.client.queue.setShare(share, { validForMs: beat + shared.staleMs / 2 - Date.now() });
     const text = `${share.live}/${share.factor.toFixed(2)}`;
     if (text !== lastShare) {
       lastShare = text;

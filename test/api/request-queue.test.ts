@@ -133,6 +133,29 @@ describe('shares below one request per second (distributed workers)', () => {
     await t.done;
     expect(t.starts).toHaveLength(3);
   });
+  it('a share expires: past validForMs nothing starts until the next share (a worker that stalled)', async () => {
+    const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 1000 });
+    q.setShare({ concurrency: 4, requestsPerSecond: 1000 }, { validForMs: 2500 });
+    const early = addTasks(q, 2);
+    await vi.advanceTimersByTimeAsync(10);
+    await early.done;
+    expect(early.starts).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(3000); // as if the process had been frozen past it
+    const late = addTasks(q, 3);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(late.starts).toHaveLength(0);
+    q.setShare({ concurrency: 4, requestsPerSecond: 1000 }, { validForMs: 2500 });
+    await vi.advanceTimersByTimeAsync(200);
+    await late.done;
+    expect(late.starts).toHaveLength(3);
+    // Without validForMs a share holds until replaced.
+    q.setShare({ concurrency: 4, requestsPerSecond: 1000 });
+    await vi.advanceTimersByTimeAsync(60_000);
+    const later = addTasks(q, 1);
+    await vi.advanceTimersByTimeAsync(10);
+    await later.done;
+    expect(later.starts).toHaveLength(1);
+  });
 });
 
 describe('Retry-After pauses the whole queue', () => {

@@ -10,6 +10,8 @@
  * - A failed distributed unit is recorded for `state show`.
  * - `backfill --distributed` reads and writes the scope under the lock, shared: an exclusive run
  *   refuses it (exit 4) or makes it wait (--wait-for-lock).
+ * - A worker stalled past its heartbeat starts nothing on resuming until its next tick.
+ * - A worker busy on every slot makes room for one that joins (it used to starve it).
  * - Five workers sharing 2 requests/s and 2 in flight hold 2 slots in all, at 0.4 requests/s each.
  */
 import net from 'node:net';
@@ -361,6 +363,66 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive (issue 24)', () => {
     const show = await runCli(['state', 'show', '--from', date, '--to', date, '--json'], e);
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toMatch(/"failed":[1-9]/);
+  });
+
+  it('a worker stalled past its heartbeat starts nothing on resuming until its next tick: the fleet stays within GEO_CONCURRENCY', async () => {
+    const url = await freshDb();
+    const e = env(url, { GEO_CONCURRENCY: '3' });
+    const enq = await runCli(['backfill', ...two(), '--distributed'], e);
+    expect(enq.code, enq.stderr.slice(-2000)).toBe(0);
+    sim.setFaults({ latencyMs: 150 });
+    const workers = [];
+    try {
+      const stalled = startCli(['worker', '--exit-when-idle', '--concurrency', '4'], e);
+      workers.push(stalled);
+      await stalled.waitForLog(/"msg":"job started"/);
+      const live = startCli(['worker', '--exit-when-idle', '--concurrency', '4'], e);
+      workers.push(live);
+      // (It gets a slot: the first, busy with every slot, lowers its starts to its fair share.)
+      await live.waitForLog(/"msg":"job started"/);
+      // Both at work, with requests waiting in their queues: freeze one past the 5 s after which
+      // the other counts it dead and takes its slots.
+      await sleep(500);
+      stalled.child.kill('SIGSTOP');
+      await sleep(7000);
+      sim.stats.reset();
+      stalled.child.kill('SIGCONT');
+      await sleep(4000);
+      // From the resume on, the server never had more than the fleet's total in flight.
+      expect(sim.stats.peakInFlight).toBeLessThanOrEqual(3);
+      expect(sim.stats.total).toBeGreaterThan(20);
+    } finally {
+      sim.setFaults({});
+      for (const w of workers) w.child.kill('SIGTERM');
+      for (const w of workers) await w.done;
+    }
+  });
+
+  it('a worker busy on every slot makes room for one that joins: it starts within its fair share, then gives back', async () => {
+    const url = await freshDb();
+    const m = await runCli(['migrate'], env(url));
+    expect(m.code, m.stderr).toBe(0);
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    try {
+      const [a, b] = ['a', 'b'].map(
+        (id) => new SharedRate({ workerId: id, totalRequestsPerSecond: 10, totalConcurrency: 3 }),
+      );
+      expect((await a!.tick(pool, 0, true, 0)).concurrency).toBe(3);
+      // b joins while a has 3 in flight: no slot is free yet.
+      expect((await b!.tick(pool, 0, true, 0)).concurrency).toBe(0);
+      // a keeps its 3 slots while 3 are in flight, but starts new requests within its share (2)...
+      expect((await a!.tick(pool, 0, true, 3)).concurrency).toBe(2);
+      // ...so its in-flight count falls to 2, and the third slot goes back to b.
+      expect((await a!.tick(pool, 0, true, 2)).concurrency).toBe(2);
+      expect((await b!.tick(pool, 0, true, 0)).concurrency).toBe(1);
+      const [held] = await sql<{ n: string }>(
+        url,
+        'SELECT count(*) AS n FROM geo_queue.concurrency_slots WHERE worker_id IS NOT NULL',
+      );
+      expect(Number(held!.n)).toBe(3);
+    } finally {
+      await pool.end();
+    }
   });
 
   it('five workers share 2 requests/s and 2 in flight: 0.4 requests/s each, 2 slots in all', async () => {
