@@ -476,6 +476,50 @@ for (const dialect of DIALECTS) {
       expect((await rowsOf('prompt_executions', [651, 652], 'prompt_task_id')).length).toBe(2);
     });
 
+    it('change detection reads: complete fingerprints of a unit, and stored units for the dry run', async () => {
+      const day = '2026-09-07';
+      const at = (task_id: number) => ({ task_id, date_time: day });
+      await w.writeExecutionBatch(
+        batch({
+          executions: [
+            execution(671, at(67)),
+            execution(672, at(67)),
+            execution(673, at(67)),
+            execution(681, at(68)),
+          ],
+          fingerprints: [
+            { prompt_task_id: 671, fingerprint: 'f671', children_complete: true },
+            { prompt_task_id: 672, fingerprint: 'f672', children_complete: false },
+            { prompt_task_id: 681, fingerprint: 'f681', children_complete: true },
+          ],
+        }),
+      );
+      // Only complete children count; 673 has no fingerprint at all.
+      expect(await w.completeFingerprints(67, day)).toEqual(new Map([[671, 'f671']]));
+      // A finished unit without any execution is known too (it lists nothing).
+      await w.completeUnit({
+        task_id: 69,
+        date: day,
+        seenPromptTaskIds: [],
+        deleteUnlisted: true,
+        checkpoint: {
+          task_id: 69,
+          date: day,
+          run_id: 'run-m',
+          finished_at: '2026-11-21T04:43:00+08:00',
+          executions: 0,
+        },
+      });
+      expect(await w.storedUnits([day, day, '2026-09-08'])).toEqual(
+        new Map([
+          [`67|${day}`, { executions: 3, complete: 1 }],
+          [`68|${day}`, { executions: 1, complete: 1 }],
+          [`69|${day}`, { executions: 0, complete: 0 }],
+        ]),
+      );
+      expect(await w.storedUnits([])).toEqual(new Map());
+    });
+
     it('writeExecutionBatch with completions closes units in the same transaction, or not at all', async () => {
       const day = '2026-09-01';
       const at = { task_id: 60, date_time: day };
