@@ -368,7 +368,11 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive (issue 24)', () => {
   it('a worker stalled past its heartbeat starts nothing on resuming until its next tick: the fleet stays within GEO_CONCURRENCY', async () => {
     const url = await freshDb();
     const e = env(url, { GEO_CONCURRENCY: '3' });
-    const enq = await runCli(['backfill', ...two(), '--distributed'], e);
+    // Every day of the world: more work than the test watches, so both workers stay busy (the
+    // workers are stopped at the end, not waited for).
+    const all = sim.world.dates();
+    const range = ['--from', all[0]!, '--to', all[all.length - 1]!, '--customer', customer];
+    const enq = await runCli(['backfill', ...range, '--distributed'], e);
     expect(enq.code, enq.stderr.slice(-2000)).toBe(0);
     sim.setFaults({ latencyMs: 150 });
     const workers = [];
@@ -393,7 +397,11 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive (issue 24)', () => {
       expect(sim.stats.total).toBeGreaterThan(20);
     } finally {
       sim.setFaults({});
-      for (const w of workers) w.child.kill('SIGTERM');
+      // (SIGCONT first: a stopped process would never act on the SIGTERM.)
+      for (const w of workers) {
+        w.child.kill('SIGCONT');
+        w.child.kill('SIGTERM');
+      }
       for (const w of workers) await w.done;
     }
   });
