@@ -8,17 +8,7 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/index
 import { startCli } from '../helpers/cli.ts';
 import { withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget } from '../helpers/targets.ts';
-
-/** `name{a="b"} 1` lines of Prometheus text, keyed by `name{a="b"}` (labels as written). */
-function parseMetrics(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
+import { metricsUrl, parseMetrics } from '../helpers/metrics.ts';
 
 describe('schedule --metrics-port', () => {
   let sim: RunningSimulator;
@@ -154,9 +144,3 @@ describe('schedule --metrics-port', () => {
     expect(m.get('geo_check_last_run_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 120);
   });
 });
-
-function metricsUrl(stderr: string): string {
-  const m = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(stderr);
-  if (!m) throw new Error(`no metrics URL logged:\n${stderr.slice(-2000)}`);
-  return m[1]!;
-}

@@ -11,19 +11,10 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/index
 import { startCli } from '../helpers/cli.ts';
 import { withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget } from '../helpers/targets.ts';
+import { metricsUrl, parseMetrics } from '../helpers/metrics.ts';
 
 const RUNS = 30;
 const RUN_DONE = /"msg":"warehouse closed until the next run"/;
-
-function parseMetrics(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
 
 /** Resident memory (kB) and open file descriptors of a process (Linux /proc). */
 function usage(pid: number): { rssKb: number; fds: number } {
@@ -83,7 +74,7 @@ describe.skipIf(process.platform !== 'linux')('schedule for 30 runs', () => {
       at5 = usage(p.child.pid!);
       await last;
       at30 = usage(p.child.pid!);
-      const url = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(p.stderr())![1]!;
+      const url = metricsUrl(p.stderr());
       metrics = parseMetrics(await (await fetch(url)).text());
     } finally {
       p.child.kill('SIGTERM');
