@@ -27,8 +27,14 @@ export function weekRange(opts: { from?: string | undefined; to?: string | undef
 } {
   const to = opts.to ?? shanghaiYesterday();
   const from = opts.from ?? addDays(to, -6);
-  if (from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+  checkDayOrder(from, to);
   return { from, to };
+}
+
+/** `--from` after `--to` is bad usage, in every command that takes both (either may be absent). */
+export function checkDayOrder(from: string | undefined, to: string | undefined): void {
+  if (from && to && from > to)
+    throw new UsageError(`--from ${from} is after --to ${to}; give --from <= --to`);
 }
 
 export function parseId(value: string): number {

@@ -2,7 +2,7 @@
 import { Command, Option } from 'commander';
 import { UsageError } from '../app.ts';
 import { exportWarehouse, parseTables, type ExportFormat } from '../export/index.ts';
-import { action, configFrom, parseDay, withCommonOptions, type CommonOpts } from './common.ts';
+import { action, configFrom, parseDay, withCommonOptions, type CommonOpts, checkDayOrder } from './common.ts';
 
 interface ExportOpts extends CommonOpts {
   format: ExportFormat;
@@ -26,8 +26,7 @@ export function exportCommand(): Command {
     .option('--tables <list>', 'comma-separated tables (default: every data table)')
     .action(
       action(async (opts: ExportOpts) => {
-        if (opts.from && opts.to && opts.from > opts.to)
-          throw new UsageError(`--from ${opts.from} is after --to ${opts.to}; give --from <= --to`);
+        checkDayOrder(opts.from, opts.to);
         let tables;
         try {
           tables = parseTables(opts.tables);

@@ -2,7 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Command } from 'commander';
-import { openMigratedWarehouse, UsageError } from '../app.ts';
+import { openMigratedWarehouse } from '../app.ts';
 import {
   action,
   collectIds,
@@ -11,6 +11,7 @@ import {
   parseDay,
   withCommonOptions,
   type CommonOpts,
+  checkDayOrder,
 } from './common.ts';
 
 interface ReportOpts extends CommonOpts {
@@ -31,8 +32,7 @@ export function reportCommand(): Command {
     .option('--customer <id>', 'page project ID (customer_id); repeatable or comma-separated', collectIds)
     .action(
       action(async (opts: ReportOpts) => {
-        if (opts.from && opts.to && opts.from > opts.to)
-          throw new UsageError(`--from ${opts.from} is after --to ${opts.to}; give --from <= --to`);
+        checkDayOrder(opts.from, opts.to);
         const config = configFrom(opts);
         const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         let html: string;

@@ -3,7 +3,7 @@
  * forgetting checkpoints so that the next run re-reads exactly those units.
  */
 import { Command } from 'commander';
-import { openMigratedWarehouse, UsageError } from '../app.ts';
+import { openMigratedWarehouse } from '../app.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import { dayStates, unitStatuses } from '../sync/state.ts';
 import { daysBetween } from '../transform/time.ts';
@@ -16,6 +16,7 @@ import {
   weekRange,
   withCommonOptions,
   type CommonOpts,
+  checkDayOrder,
 } from './common.ts';
 
 interface RangeOpts extends CommonOpts {
@@ -92,7 +93,7 @@ function resetCommand(): Command {
     .option('--task <id>', 'only this platform task (task_id); repeatable or comma-separated', collectIds)
     .action(
       action(async (opts: CommonOpts & { from: string; to: string; task?: number[] }) => {
-        if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
+        checkDayOrder(opts.from, opts.to);
         const config = configFrom(opts);
         const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         try {

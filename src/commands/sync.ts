@@ -28,6 +28,7 @@ import {
   parseNonNegativeInt,
   withCommonOptions,
   type CommonOpts,
+  checkDayOrder,
 } from './common.ts';
 
 interface SyncOpts extends CommonOpts {
@@ -213,7 +214,7 @@ export function backfillCommand(): Command {
             retryFailed?: boolean;
           },
         ) => {
-          if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
+          checkDayOrder(opts.from, opts.to);
           if (opts.wait && !opts.distributed) throw new UsageError('--wait goes with --distributed');
           if (opts.retryFailed && !opts.distributed)
             throw new UsageError('--retry-failed goes with --distributed');

@@ -16,6 +16,7 @@ import {
   parsePositiveInt,
   withCommonOptions,
   type CommonOpts,
+  checkDayOrder,
 } from './common.ts';
 
 interface VerifyOpts extends CommonOpts {
@@ -30,7 +31,7 @@ function rangeOf(opts: VerifyOpts): { from: string; to: string } | undefined {
   if (opts.date) return { from: opts.date, to: opts.date };
   if (!opts.from && !opts.to) return undefined;
   if (!opts.from || !opts.to) throw new UsageError('--from and --to go together (or use --date)');
-  if (opts.from > opts.to) throw new UsageError(`--from ${opts.from} is after --to ${opts.to}`);
+  checkDayOrder(opts.from, opts.to);
   return { from: opts.from, to: opts.to };
 }
 
