@@ -287,7 +287,11 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     const jobStop = new AbortController();
     attempts.set(job.id, { attempt: owned, stop: jobStop });
     const stopped = AbortSignal.any([signal, lockStop.signal, jobStop.signal]);
-    const warehouse = deps.warehouse.withFence(attemptFence(owned, (e) => jobStop.abort(e)));
+    // Pinned: the lock as held when the job was taken. Were it lost and taken again by another
+    // slot meanwhile, this attempt's writes would otherwise pass the new holding's check.
+    const pinnedLock = deps.warehouse.heldLockFence();
+    const fenced = deps.warehouse.withFence(attemptFence(owned, (e) => jobStop.abort(e)));
+    const warehouse = pinnedLock ? fenced.withFence(pinnedLock) : fenced;
     const ctx = new RunContext(runId, api.port, warehouse, log, config, stopped, () => new Date());
     const key = isAccountJob(data) ? 'account' : `${data.task_id}|${data.date}`;
     running.set(key, ctx);

@@ -95,6 +95,8 @@ export interface Fence {
   sql: string;
   params: readonly (string | number | null)[];
   onLost?: (error: Error) => void;
+  /** Set on the warehouse lock's fence: a view that carries it checks it instead of the live one. */
+  lock?: true;
 }
 
 /**
@@ -213,6 +215,14 @@ export interface Warehouse {
    * that lost its ownership still records what happened to it. close() of the view is a no-op.
    */
   withFence(fence: Fence): Warehouse;
+  /**
+   * The commit-time check of the warehouse lock as this process holds it now, to pin with
+   * withFence: it keeps checking this holding (its connection, its generation) even if the lock
+   * is lost and taken again meanwhile, when the live check would pass for the new holding. A
+   * check that never passes when the lock is not held; null where the lock cannot be lost
+   * (DuckDB's file).
+   */
+  heldLockFence(): Fence | null;
 
   close(): Promise<void>;
 }

@@ -1117,6 +1117,41 @@ for (const dialect of DIALECTS) {
     );
 
     it.runIf(dialect === 'postgres')(
+      'a view pins the lock as held when it was made: after the lock is given up and taken again, its writes are refused',
+      async () => {
+        const a = await openWarehouse(target);
+        try {
+          const at = { task_id: 81, date_time: '2026-09-04' };
+          // No lock held: the pinned check never passes.
+          await expect(
+            a.withFence(a.heldLockFence()!).writeExecutionBatch(batch({ executions: [execution(810, at)] })),
+          ).rejects.toMatchObject({ code: 'FENCE_LOST', what: 'the warehouse lock' });
+          expect(await a.tryLock('worker a', 'shared')).toEqual({ acquired: true });
+          const attempt = a.withFence(a.heldLockFence()!);
+          await attempt.writeExecutionBatch(batch({ executions: [execution(811, at)] }));
+          // The holding ends (a lost lock is given up by the next tryLock) and a new one begins,
+          // on another connection: the live check passes for it, the pinned one does not.
+          await a.unlock();
+          await expect(
+            attempt.writeExecutionBatch(batch({ executions: [execution(812, at)] })),
+          ).rejects.toMatchObject({ code: 'FENCE_LOST', what: 'the warehouse lock' });
+          expect(await a.tryLock('worker a', 'shared')).toEqual({ acquired: true });
+          await expect(
+            attempt.writeExecutionBatch(batch({ executions: [execution(813, at)] })),
+          ).rejects.toMatchObject({ code: 'FENCE_LOST', what: 'the warehouse lock' });
+          await a.writeExecutionBatch(batch({ executions: [execution(814, at)] }));
+          expect(
+            (await rowsOf('prompt_executions', [810, 811, 812, 813, 814], 'prompt_task_id')).map(
+              (r) => r.prompt_task_id,
+            ),
+          ).toEqual([811, 814]);
+        } finally {
+          await a.close();
+        }
+      },
+    );
+
+    it.runIf(dialect === 'postgres')(
       'a run whose lock was taken over cannot commit: its writes are refused, the lost listener hears',
       async () => {
         const [a, b] = await Promise.all([openWarehouse(target), openWarehouse(target)]);

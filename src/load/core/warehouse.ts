@@ -65,6 +65,9 @@ const VERIFIED_SPECS = {
   product_cards: PRODUCT_CARDS,
 } as const;
 
+/** A fence check that never passes (a lock pinned while none was held). */
+const NEVER_OWNED = 'SELECT 1 AS owned WHERE 1 = 0';
+
 export class CoreWarehouse implements Warehouse {
   readonly dialect;
   readonly description;
@@ -88,9 +91,19 @@ export class CoreWarehouse implements Warehouse {
     return new CoreWarehouse(this.driver, this.logger, [...this.fences, fence], true);
   }
 
-  /** Runs each fence's check on `c`, inside the caller's transaction. */
+  heldLockFence(): Fence | null {
+    if (!this.driver.lockFence) return null;
+    return (
+      this.driver.lockFence() ?? { what: 'the warehouse lock', sql: NEVER_OWNED, params: [], lock: true }
+    );
+  }
+
+  /**
+   * Runs each fence's check on `c`, inside the caller's transaction: the lock's as held now,
+   * unless the view pinned one (heldLockFence), then the view's own.
+   */
   private async checkFences(c: Connection): Promise<void> {
-    const lock = this.driver.lockFence?.() ?? null;
+    const lock = this.fences.some((f) => f.lock) ? null : (this.driver.lockFence?.() ?? null);
     for (const fence of lock ? [lock, ...this.fences] : this.fences) {
       const rows = await c.rows(fence.sql, fence.params);
       if (rows.length > 0) continue;

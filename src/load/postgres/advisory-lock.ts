@@ -83,6 +83,8 @@ export class AdvisoryLock {
   private state: 'none' | 'held' | 'lost' = 'none';
   private generation = 0;
   private backendPid = 0;
+  /** Counts holdings: a fence pinned by an earlier one that fails must not mark this one lost. */
+  private holding = 0;
   private probeTimer: NodeJS.Timeout | null = null;
   private readonly lostListeners = new Set<(cause: unknown) => void>();
   private readonly probeMs: number;
@@ -152,6 +154,7 @@ export class AdvisoryLock {
       throw e;
     }
     this.state = 'held';
+    this.holding++;
     this.startProbe(client);
     return { acquired: true };
   }
@@ -162,12 +165,16 @@ export class AdvisoryLock {
    */
   fence(): Fence | null {
     if (this.state === 'none') return null;
-    if (this.state === 'lost') return { what: 'the warehouse lock', sql: NEVER_SQL, params: [] };
+    if (this.state === 'lost') return { what: 'the warehouse lock', sql: NEVER_SQL, params: [], lock: true };
+    const holding = this.holding;
     return {
       what: 'the warehouse lock',
+      lock: true,
       sql: FENCE_SQL,
       params: [SYNC_LOCK_KEY, this.generation, this.backendPid],
-      onLost: (e) => this.markLost(e),
+      onLost: (e) => {
+        if (this.holding === holding) this.markLost(e);
+      },
     };
   }
 
