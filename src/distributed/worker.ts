@@ -351,8 +351,10 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       await ctx.writer.drain().catch(() => undefined);
       await ctx.flushRejects().catch(() => undefined);
     } finally {
-      running.delete(key);
-      attempts.delete(job.id);
+      // Only this attempt's entries: a later attempt of the same job (it expired while this one
+      // stalled, and this worker took it again) keeps its lease renewal and its rejects.
+      if (running.get(key) === ctx) running.delete(key);
+      if (attempts.get(job.id)?.attempt === owned) attempts.delete(job.id);
     }
 
     used = takeRequests();
