@@ -101,19 +101,26 @@ LEFT JOIN (SELECT prompt_task_id, count(*) AS product_cards
 
 -- One row per execution and brand it names: the brand's best valid position in that answer
 -- (NULL when none of its items has one), and sums for averaging its items' visibility and score.
+-- The execution's day and platform task are grouping columns (added last, so an existing view can
+-- be replaced): the brand views join on (prompt_task_id, date), so a filter on the day reaches
+-- the grouping instead of grouping every rank item first. A rank item without its execution (the
+-- children_have_execution check reports it) keeps its row, with NULL date and task_id.
 CREATE OR REPLACE VIEW geo.execution_brand_ranks AS
 SELECT
-  prompt_task_id,
-  brand,
+  r.prompt_task_id,
+  r.brand,
   count(*) AS rank_items,
-  count(position) AS valid_rank_items,
-  min(position) AS best_position,
-  CAST(sum(visibility) AS BIGINT) AS visibility_sum,
-  count(visibility) AS visibility_items,
-  CAST(sum(score) AS BIGINT) AS score_sum,
-  count(score) AS score_items
-FROM geo.execution_ranks
-GROUP BY prompt_task_id, brand;
+  count(r.position) AS valid_rank_items,
+  min(r.position) AS best_position,
+  CAST(sum(r.visibility) AS BIGINT) AS visibility_sum,
+  count(r.visibility) AS visibility_items,
+  CAST(sum(r.score) AS BIGINT) AS score_sum,
+  count(r.score) AS score_items,
+  e.date_time AS date,
+  e.task_id
+FROM geo.execution_ranks r
+LEFT JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id
+GROUP BY r.prompt_task_id, r.brand, e.date_time, e.task_id;
 
 -- Per day, monitoring task, platform task and brand: in how many of the day's executions the
 -- brand has a valid rank, where, and how often first or in the top 3.
@@ -134,7 +141,7 @@ SELECT
   CAST(sum(b.visibility_sum) AS DOUBLE PRECISION) / NULLIF(sum(b.visibility_items), 0) AS avg_visibility,
   CAST(sum(b.score_sum) AS DOUBLE PRECISION) / NULLIF(sum(b.score_items), 0) AS avg_score
 FROM geo.execution_brand_ranks b
-JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id
+JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id AND x.date = b.date
 JOIN runs r ON r.date = x.date AND r.task_id = x.task_id
 GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
   b.brand, r.executions;
@@ -158,7 +165,7 @@ SELECT
   CAST(sum(b.visibility_sum) AS DOUBLE PRECISION) / NULLIF(sum(b.visibility_items), 0) AS avg_visibility,
   CAST(sum(b.score_sum) AS DOUBLE PRECISION) / NULLIF(sum(b.score_items), 0) AS avg_score
 FROM geo.execution_brand_ranks b
-JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id
+JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id AND x.date = b.date
 JOIN runs r ON r.week_start = x.week_start AND r.task_id = x.task_id
 GROUP BY x.week_start, x.iso_week, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key,
   x.platform_name, b.brand, r.executions;
@@ -172,7 +179,7 @@ WITH items AS (
     b.brand,
     CAST(sum(b.valid_rank_items) AS BIGINT) AS valid_rank_items
   FROM geo.execution_brand_ranks b
-  JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id
+  JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id AND x.date = b.date
   GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
     b.brand
 )
@@ -261,7 +268,7 @@ SELECT
   min(b.best_position) AS best_position,
   CAST(avg(b.best_position) AS DOUBLE PRECISION) AS avg_position
 FROM geo.execution_brand_ranks b
-JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id
+JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id AND x.date = b.date
 JOIN runs q ON q.date = x.date AND q.task_id = x.task_id AND q.question = x.question
 GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
   x.question, b.brand, q.runs;

@@ -462,6 +462,8 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       visibility_items: 'Items with a visibility.',
       score_sum: 'Sum of the items’ score.',
       score_items: 'Items with a score.',
+      date: `${C.date} Of the execution (NULL for a rank item without its execution).`,
+      task_id: C.task_id,
     },
   },
   brand_visibility_daily: {

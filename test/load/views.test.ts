@@ -871,6 +871,119 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    it("execution_brand_ranks: one row per execution and brand, with the execution's day and platform task", async () => {
+      expect(
+        await rows(
+          'execution_brand_ranks',
+          ['prompt_task_id', 'brand', 'rank_items', 'valid_rank_items', 'best_position', 'date', 'task_id'],
+          'prompt_task_id, brand',
+        ),
+      ).toEqual([
+        {
+          prompt_task_id: 1001,
+          brand: 'Acme',
+          rank_items: 1,
+          valid_rank_items: 1,
+          best_position: 1,
+          date: D1,
+          task_id: 10,
+        },
+        {
+          prompt_task_id: 1001,
+          brand: 'Bolt',
+          rank_items: 1,
+          valid_rank_items: 1,
+          best_position: 2,
+          date: D1,
+          task_id: 10,
+        },
+        {
+          prompt_task_id: 1001,
+          brand: 'Cleo',
+          rank_items: 1,
+          valid_rank_items: 0,
+          best_position: null,
+          date: D1,
+          task_id: 10,
+        },
+        {
+          prompt_task_id: 1002,
+          brand: 'Acme',
+          rank_items: 1,
+          valid_rank_items: 1,
+          best_position: 3,
+          date: D1,
+          task_id: 10,
+        },
+        {
+          prompt_task_id: 1002,
+          brand: 'Bolt',
+          rank_items: 1,
+          valid_rank_items: 0,
+          best_position: null,
+          date: D1,
+          task_id: 10,
+        },
+        {
+          prompt_task_id: 1003,
+          brand: 'Acme',
+          rank_items: 1,
+          valid_rank_items: 1,
+          best_position: 2,
+          date: D1,
+          task_id: 10,
+        },
+        {
+          prompt_task_id: 1004,
+          brand: 'Acme',
+          rank_items: 2,
+          valid_rank_items: 2,
+          best_position: 2,
+          date: D2,
+          task_id: 10,
+        },
+        {
+          prompt_task_id: 1005,
+          brand: 'Bolt',
+          rank_items: 1,
+          valid_rank_items: 1,
+          best_position: 1,
+          date: D3,
+          task_id: 10,
+        },
+        {
+          prompt_task_id: 1101,
+          brand: 'Acme',
+          rank_items: 1,
+          valid_rank_items: 1,
+          best_position: 4,
+          date: D1,
+          task_id: 11,
+        },
+        {
+          prompt_task_id: 1101,
+          brand: 'Bolt',
+          rank_items: 1,
+          valid_rank_items: 1,
+          best_position: 1,
+          date: D1,
+          task_id: 11,
+        },
+      ]);
+    });
+
+    it("a day filter on the brand views gives that day's rows of the unfiltered view", async () => {
+      for (const view of ['brand_visibility_daily', 'brand_share_of_voice_daily', 'question_rank_daily']) {
+        const all = await w.query(`SELECT * FROM geo.${view} ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`);
+        const day = await w.query(
+          `SELECT * FROM geo.${view} WHERE date = CAST($1 AS DATE) ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`,
+          [D1],
+        );
+        expect(day.length, view).toBeGreaterThan(0);
+        expect(day, view).toEqual(all.filter((row) => row.date === D1));
+      }
+    });
+
     it('the names people filter by are in every view; the three older views keep working', async () => {
       for (const view of [
         'brand_visibility_daily',
