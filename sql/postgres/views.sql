@@ -21,7 +21,7 @@ SELECT
   r.brand,
   count(*) AS appearances,
   count(r.position) AS valid_ranks,
-  CAST(avg(r.position) AS DOUBLE PRECISION) AS avg_position,
+  avg(CAST(r.position AS DOUBLE PRECISION)) AS avg_position,
   min(r.position) AS best_position,
   d.executions,
   CAST(count(DISTINCT r.prompt_task_id) FILTER (WHERE r.position IS NOT NULL) AS DOUBLE PRECISION)
@@ -123,7 +123,9 @@ LEFT JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id
 GROUP BY r.prompt_task_id, r.brand, e.date_time, e.task_id;
 
 -- Per day, monitoring task, platform task and brand: in how many of the day's executions the
--- brand has a valid rank, where, and how often first or in the top 3.
+-- brand has a valid rank, where, and how often first or in the top 3. Every average here and
+-- below is an average of doubles, on both warehouses: PostgreSQL's avg() of an integer is a
+-- numeric, rounded otherwise than DuckDB's double (30/11 differed in the last digit).
 CREATE OR REPLACE VIEW geo.brand_visibility_daily AS
 WITH runs AS (
   SELECT date, task_id, count(*) AS executions FROM geo.executions_enriched GROUP BY date, task_id
@@ -134,7 +136,7 @@ SELECT
   r.executions,
   count(b.best_position) AS executions_ranked,
   CAST(count(b.best_position) AS DOUBLE PRECISION) / r.executions AS visibility_rate,
-  CAST(avg(b.best_position) AS DOUBLE PRECISION) AS avg_position,
+  avg(CAST(b.best_position AS DOUBLE PRECISION)) AS avg_position,
   min(b.best_position) AS best_position,
   CAST(count(*) FILTER (WHERE b.best_position = 1) AS DOUBLE PRECISION) / r.executions AS top1_rate,
   CAST(count(*) FILTER (WHERE b.best_position <= 3) AS DOUBLE PRECISION) / r.executions AS top3_rate,
@@ -158,7 +160,7 @@ SELECT
   r.executions,
   count(b.best_position) AS executions_ranked,
   CAST(count(b.best_position) AS DOUBLE PRECISION) / r.executions AS visibility_rate,
-  CAST(avg(b.best_position) AS DOUBLE PRECISION) AS avg_position,
+  avg(CAST(b.best_position AS DOUBLE PRECISION)) AS avg_position,
   min(b.best_position) AS best_position,
   CAST(count(*) FILTER (WHERE b.best_position = 1) AS DOUBLE PRECISION) / r.executions AS top1_rate,
   CAST(count(*) FILTER (WHERE b.best_position <= 3) AS DOUBLE PRECISION) / r.executions AS top3_rate,
@@ -266,7 +268,7 @@ SELECT
   q.runs,
   count(b.best_position) AS runs_ranked,
   min(b.best_position) AS best_position,
-  CAST(avg(b.best_position) AS DOUBLE PRECISION) AS avg_position
+  avg(CAST(b.best_position AS DOUBLE PRECISION)) AS avg_position
 FROM geo.execution_brand_ranks b
 JOIN geo.executions_enriched x ON x.prompt_task_id = b.prompt_task_id AND x.date = b.date
 JOIN runs q ON q.date = x.date AND q.task_id = x.task_id AND q.question = x.question

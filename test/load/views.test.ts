@@ -1048,5 +1048,33 @@ for (const dialect of DIALECTS) {
         ['2027-W01', 1],
       ]);
     });
+
+    // Adds executions of platform task 40 only, on a day of its own.
+    it('averages that are not exact (30/11) are the same double on both warehouses', async () => {
+      const day = '2026-12-07';
+      await w.upsertPlatformTasks([platformTask(40, 100, 'qwen', 'Qwen')]);
+      // Eleven runs of one question; Acme's positions 3 x 8 and 2 x 3 sum to 30.
+      const positions = [3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2];
+      await w.writeExecutionBatch(
+        batch({
+          executions: positions.map((_, i) =>
+            execution(4000 + i, { task_id: 40, project_id: 100, date_time: day, prompt_name: 'Q1' }),
+          ),
+          ranks: positions.map((p, i) => r(4000 + i, 0, 'Acme', p, 50, 5)),
+        }),
+      );
+      const avg = async (sql: string) => {
+        const [row] = await w.query(sql);
+        return row!.avg_position;
+      };
+      expect(await avg(`SELECT avg_position FROM geo.brand_visibility_daily WHERE task_id = 40`)).toBe(
+        30 / 11,
+      );
+      expect(await avg(`SELECT avg_position FROM geo.brand_visibility_weekly WHERE task_id = 40`)).toBe(
+        30 / 11,
+      );
+      expect(await avg(`SELECT avg_position FROM geo.question_rank_daily WHERE task_id = 40`)).toBe(30 / 11);
+      expect(await avg(`SELECT avg_position FROM geo.brand_rank_daily WHERE task_id = 40`)).toBe(30 / 11);
+    });
   });
 }
