@@ -1,11 +1,22 @@
 /** The walk's port over the real GeoClient: which endpoint answers each question, at which page size. */
 import type { GeoClient } from '../api/client.ts';
-import { emptyProducts, type ApiPort, type ProductsResult } from './port.ts';
+import type { LegacySearchesPage } from '../api/paging.ts';
+import { emptyProducts, type ApiPort, type ChildList, type ProductsResult } from './port.ts';
 
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
+/** Every page's items, and the total the last page reported. */
+async function collectList<T>(
+  pages: AsyncIterable<{ items: T[]; total: number | null }>,
+): Promise<ChildList<T>> {
+  const out: ChildList<T> = { items: [], total: null };
+  for await (const page of pages) {
+    out.items.push(...page.items);
+    out.total = page.total;
+  }
   return out;
+}
+
+async function* legacyPages(pages: AsyncIterable<LegacySearchesPage>) {
+  for await (const page of pages) yield { items: page.items, total: page.pagination?.total ?? null };
 }
 
 export function apiPortFromClient(client: GeoClient): ApiPort {
@@ -17,7 +28,7 @@ export function apiPortFromClient(client: GeoClient): ApiPort {
     resultPages: (task_id, date) => client.pages.taskResults({ task_id, date }),
     dailyExecutions: (task_id, date) => client.taskPrompts({ task_id, date }),
     promptDetail: (prompt_task_id) => client.promptDetail({ prompt_task_id }),
-    sources: (prompt_task_id) => collect(client.all.promptSearches({ prompt_task_id })),
+    sources: (prompt_task_id) => collectList(client.pages.promptSearches({ prompt_task_id })),
     async products(prompt_task_id): Promise<ProductsResult> {
       const result = emptyProducts();
       for await (const page of client.pages.promptProducts({ prompt_task_id })) {
@@ -37,7 +48,7 @@ export function apiPortFromClient(client: GeoClient): ApiPort {
     legacyTaskDetail: (prompt_task_id) => client.legacyTaskDetail({ task_id: prompt_task_id }),
     // `page` is sent so the server returns `pagination` and every page can be read.
     legacySources: (prompt_task_id) =>
-      collect(client.all.legacyTaskSearches({ task_id: prompt_task_id, page: 1 })),
+      collectList(legacyPages(client.pages.legacyTaskSearches({ task_id: prompt_task_id, page: 1 }))),
     siteDiagnosis: (customer_id) => client.getSiteDiagnosis({ project_id: customer_id }),
     balance: () => client.balance(),
     deductions: (params) => client.all.deductionDetails(params),

@@ -6,7 +6,7 @@
 import { isGeoApiError, type GeoApiError } from '../api/errors.ts';
 import type { PromptResultItem, Screenshot, Source } from '../api/schemas/hierarchical.ts';
 import type { LegacySource, LegacyTaskDetail } from '../api/schemas/legacy.ts';
-import { emptyProducts, type ApiPort, type ProductsResult } from './port.ts';
+import { emptyProducts, type ApiPort, type ChildList, type ProductsResult } from './port.ts';
 
 export interface ExecutionBundle {
   item: PromptResultItem;
@@ -17,6 +17,12 @@ export interface ExecutionBundle {
   detail: LegacyTaskDetail | null;
   /** Children that could not be read this time; their stored rows are kept (ExecutionBatch.kept). */
   unread: UnreadChild[];
+  /**
+   * Child lists read with fewer items than their last page's `total`: an item was quarantined,
+   * or the list shifted between pages. What was read is written; the execution is not counted
+   * as read completely, so change detection reads it again next time.
+   */
+  partial: ExecutionChild[];
   /**
    * Every single-execution read answered 404 (prompt/detail too): deleted upstream meanwhile.
    * Its `unread` children are then no data problem but the deletion itself (not quarantined).
@@ -90,13 +96,21 @@ export async function fetchChildren(
       return absent;
     }
   };
-  const [sources, products, screenshot, detail, legacy] = await Promise.all([
-    read('sources', api.sources(id), [] as Source[]),
+  const noList = { items: [], total: null };
+  const [sourceList, products, screenshot, detail, legacy] = await Promise.all([
+    read<ChildList<Source>>('sources', api.sources(id), noList),
     read('products', api.products(id), emptyProducts()),
     read<Screenshot | null>('screenshot', api.screenshot(id), null),
     opts.executionTimes ? read<LegacyTaskDetail | null>('detail', api.legacyTaskDetail(id), null) : null,
-    opts.legacySources ? read<LegacySource[] | null>('legacySources', api.legacySources(id), null) : null,
+    opts.legacySources
+      ? read<ChildList<LegacySource> | null>('legacySources', api.legacySources(id), null)
+      : null,
   ]);
+  const partial: ExecutionChild[] = [];
+  const short = (n: number, total: number | null) => total !== null && n < total;
+  if (short(sourceList.items.length, sourceList.total)) partial.push('sources');
+  if (short(products.cards.length, products.total)) partial.push('products');
+  if (legacy && short(legacy.items.length, legacy.total)) partial.push('legacySources');
   // A listed execution whose own reads all answer 404, prompt/detail too, was deleted upstream
   // meanwhile. It stays until its unit no longer lists it. One read that answered is enough to
   // say the execution still exists, so its unread children stay data problems.
@@ -110,12 +124,13 @@ export async function fetchChildren(
     }
   }
   return {
-    sources,
+    sources: sourceList.items,
     products,
     screenshot,
     detail,
-    legacySources: legacy ? new Map(legacy.map((s) => [s.id, s])) : null,
+    legacySources: legacy ? new Map(legacy.items.map((s) => [s.id, s])) : null,
     unread,
+    partial,
     goneUpstream,
   };
 }

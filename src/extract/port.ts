@@ -29,6 +29,16 @@ export interface ResultsPage {
   total: number;
 }
 
+/**
+ * A child list as read: its items (a quarantined item is left out) and the `total` its last page
+ * reported (null where the endpoint reports none). Fewer items than the total means the
+ * execution's children were not read completely.
+ */
+export interface ChildList<T> {
+  items: T[];
+  total: number | null;
+}
+
 export interface ProductsResult {
   cards: ProductCard[];
   total: number;
@@ -63,13 +73,13 @@ export interface ApiPort {
   resultPages(task_id: number, date: string): AsyncIterable<ResultsPage>;
   dailyExecutions(task_id: number, date: string): Promise<PromptExecution[]>;
   promptDetail(prompt_task_id: number): Promise<PromptExecution>;
-  sources(prompt_task_id: number): Promise<Source[]>;
+  sources(prompt_task_id: number): Promise<ChildList<Source>>;
   products(prompt_task_id: number): Promise<ProductsResult>;
   screenshot(prompt_task_id: number): Promise<Screenshot>;
   legacyMonitoringTasks(): AsyncIterable<LegacyMonitoringTask>;
   legacyMonitoringTaskDetail(number_id: number): Promise<LegacyMonitoringTaskDetail>;
   legacyTaskDetail(prompt_task_id: number): Promise<LegacyTaskDetail>;
-  legacySources(prompt_task_id: number): Promise<LegacySource[]>;
+  legacySources(prompt_task_id: number): Promise<ChildList<LegacySource>>;
   siteDiagnosis(customer_id: number): Promise<SiteDiagnosis>;
   balance(): Promise<Balance>;
   deductions(params: { start_date?: string }): AsyncIterable<Deduction>;

@@ -24,6 +24,8 @@ export class Overlay {
   readonly corrupted = new Set<number>();
   /** prompt_task_id -> removed source indexes. */
   readonly removedSources = new Map<number, Set<number>>();
+  /** source_ids served on prompt/searches with a wrong-typed known field (one bad list item). */
+  readonly corruptSources = new Set<number>();
   /** prompt_task_id -> children served with a wrong-typed known field. */
   readonly corruptChildren = new Map<number, Set<CorruptibleChild>>();
   /** prompt_task_id -> children whose endpoints answer 404 although the execution is listed. */
@@ -46,6 +48,7 @@ export class Overlay {
     this.removedSources.clear();
     this.deletedByTaskDay.clear();
     this.corruptChildren.clear();
+    this.corruptSources.clear();
     this.hiddenChildren.clear();
     this.hiddenMonitoringTasks.clear();
     this.headArmed.clear();

@@ -81,6 +81,11 @@ export interface WorldMutations {
    */
   corruptChild(promptTaskId: number, child: CorruptibleChild): void;
   /**
+   * This one source is served by prompt/searches with a known field of the wrong type; the other
+   * items of the list, and its `total`, are as before (a client quarantines that one item).
+   */
+  corruptSource(sourceId: number): void;
+  /**
    * The execution stays listed by task/results and task/prompts, but this child's endpoints
    * (hierarchical and legacy forms) answer 404.
    */
@@ -190,6 +195,13 @@ export class SimWorld implements World {
       corruptChild: (id, child) => {
         this.mustResolve(id);
         this.overlay.addChild(this.overlay.corruptChildren, id, child);
+      },
+      corruptSource: (sourceId) => {
+        const s = decodeSourceId(sourceId);
+        const ref = s ? this.resolve(s.promptTaskId) : null;
+        if (!s || !ref || s.index >= sourceCount(ref.h, ref.pt.ordinal, ref.k))
+          throw new RangeError(`unknown source_id ${sourceId}`);
+        this.overlay.corruptSources.add(sourceId);
       },
       hideChild: (id, child) => {
         this.mustResolve(id);
@@ -501,6 +513,11 @@ export class SimWorld implements World {
     if (k === undefined) return;
     this.overlay.headArmed.delete(key);
     this.overlay.headMoved.set(key, k);
+  }
+
+  /** corruptSource: whether this source is served with a wrong-typed field. */
+  isSourceCorrupted(sourceId: number): boolean {
+    return this.overlay.corruptSources.size > 0 && this.overlay.corruptSources.has(sourceId);
   }
 
   isCorrupted(promptTaskId: number): boolean {

@@ -38,7 +38,7 @@ export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle): void {
   (batch.fingerprints ??= []).push({
     prompt_task_id: id,
     fingerprint: fingerprintOf(b.item),
-    children_complete: b.unread.length === 0 && !b.goneUpstream,
+    children_complete: b.unread.length === 0 && b.partial.length === 0 && !b.goneUpstream,
   });
 }
 

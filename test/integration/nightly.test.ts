@@ -211,5 +211,33 @@ for (const target of warehouseTargets('nightly')) {
       expect(quiet.counters.executionsRead).toBe(0);
       expect(sim.stats.byEndpoint[SEARCHES] ?? 0).toBe(0);
     }, 180_000);
+
+    it('an execution one of whose sources was quarantined is not complete: the next run reads it again', async () => {
+      const stored = new Set(
+        (await q('SELECT prompt_task_id FROM geo.prompt_executions')).map((r) => Number(r.prompt_task_id)),
+      );
+      const bad = items().find(
+        (e) => stored.has(e.prompt_task_id) && sim.world.sources(e.prompt_task_id).length > 1,
+      )!;
+      const [first, second] = sim.world.sources(bad.prompt_task_id);
+      sim.world.mutations.corruptSource(first!.source_id);
+      // Read while the item is bad: the other sources are written, that one is quarantined.
+      const read = await nightly(url, true);
+      expect(read.status).toBe('partial');
+      expect(read.counters.rejects).toBe(1);
+      const [fp] = await q(
+        'SELECT children_complete FROM geo.execution_fingerprints WHERE prompt_task_id = $1',
+        [bad.prompt_task_id],
+      );
+      expect(fp!.children_complete).toBe(false);
+      expect(
+        await q('SELECT source_id FROM geo.execution_sources WHERE source_id = $1', [second!.source_id]),
+      ).toHaveLength(1);
+      // Its listed item is unchanged, yet it is read again (and only it), not trusted as complete.
+      sim.stats.reset();
+      const next = await nightly();
+      expect(next.counters.executionsRead).toBe(1);
+      expect(sim.stats.byEndpoint[SEARCHES]).toBeGreaterThanOrEqual(1);
+    }, 120_000);
   });
 }

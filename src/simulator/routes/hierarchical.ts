@@ -131,7 +131,9 @@ export function promptSearches(ctx: Ctx): Reply {
       : ctx.world
           .sourceRecords(ref, offset + perPage)
           .slice(offset)
-          .map(toSource);
+          .map((r) =>
+            ctx.world.isSourceCorrupted(r.source_id) ? { ...toSource(r), url: 404 } : toSource(r),
+          );
   return corrupt(ctx, ref, 'sources', { ...pageObject(items, total, page, perPage, ctx.unstableTotals) });
 }
 
