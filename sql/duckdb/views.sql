@@ -178,7 +178,8 @@ GROUP BY x.week_start, x.iso_week, x.customer_id, x.project_id, x.monitoring_tas
   x.platform_name, b.brand, r.executions;
 
 -- Per day, monitoring task, platform task and brand: the brand's share of all valid rank items
--- of that platform task on that day (share of voice), and its rank among the brands by it.
+-- of that platform task on that day (share of voice; NULL when the day has none), and its rank
+-- among the brands by it (NULL when the brand has no valid rank item that day).
 CREATE OR REPLACE VIEW geo.brand_share_of_voice_daily AS
 WITH items AS (
   SELECT
@@ -195,7 +196,10 @@ SELECT
   CAST(sum(i.valid_rank_items) OVER (PARTITION BY i.date, i.task_id) AS BIGINT) AS all_valid_rank_items,
   CAST(i.valid_rank_items AS DOUBLE)
     / NULLIF(sum(i.valid_rank_items) OVER (PARTITION BY i.date, i.task_id), 0) AS share_of_voice,
-  rank() OVER (PARTITION BY i.date, i.task_id ORDER BY i.valid_rank_items DESC) AS brand_rank
+  -- Ranked only among the brands with valid items (those with none sort last, so their rows
+  -- change no other brand's rank): NULL for a brand without any, as on a day without valid ranks.
+  CASE WHEN i.valid_rank_items > 0
+    THEN rank() OVER (PARTITION BY i.date, i.task_id ORDER BY i.valid_rank_items DESC) END AS brand_rank
 FROM items i;
 
 -- The hosts of each monitoring task's brand_urls (scheme, "www." and path dropped, lower case).

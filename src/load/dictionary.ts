@@ -488,8 +488,9 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       brand: C.brand,
       valid_rank_items: 'The brand’s valid rank items that day.',
       all_valid_rank_items: 'Valid rank items of every brand of the platform task that day.',
-      share_of_voice: 'valid_rank_items / all_valid_rank_items (0..1).',
-      brand_rank: 'Rank of the brand by valid rank items (1 = most; ties share a rank).',
+      share_of_voice: 'valid_rank_items / all_valid_rank_items (0..1); NULL when there are none that day.',
+      brand_rank:
+        'Rank of the brand by valid rank items (1 = most; ties share a rank); NULL when the brand has none that day.',
     },
   },
   monitoring_task_hosts: {

@@ -166,6 +166,8 @@ for (const target of warehouseTargets('report')) {
         const items = voice
           .filter((v) => v.platform === platform)
           .map((v) => ({ brand: String(v.brand), n: Number(v.items) }))
+          // A brand without a valid rank item has no share of voice: the table leaves it out.
+          .filter((v) => v.n > 0)
           .sort((a, b) => b.n - a.n || (a.brand < b.brand ? -1 : a.brand > b.brand ? 1 : 0));
         const total = items.reduce((a, v) => a + v.n, 0);
         for (const v of items.slice(0, 8))

@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/load/index.ts';
+import { readReportData } from '../../src/report/queries.ts';
 import type { Dialect } from '../../src/load/warehouse.ts';
 import type { ExecutionRankRow, MonitoringTaskRow, PlatformTaskRow } from '../../src/transform/rows.ts';
 import { createTempDuckDB } from '../helpers/duckdb.ts';
@@ -582,7 +583,7 @@ for (const dialect of DIALECTS) {
           valid_rank_items: 0,
           all_valid_rank_items: 4,
           share_of_voice: 0,
-          brand_rank: 3,
+          brand_rank: null, // no valid rank item: not ranked
         },
         {
           date: D1,
@@ -1075,6 +1076,46 @@ for (const dialect of DIALECTS) {
       );
       expect(await avg(`SELECT avg_position FROM geo.question_rank_daily WHERE task_id = 40`)).toBe(30 / 11);
       expect(await avg(`SELECT avg_position FROM geo.brand_rank_daily WHERE task_id = 40`)).toBe(30 / 11);
+    });
+
+    // Adds executions of platform task 41 only, on a day of its own.
+    it('brand_share_of_voice_daily on a day without valid ranks: no share and no rank; the report leaves such brands out', async () => {
+      const day = '2026-12-14';
+      await w.upsertPlatformTasks([platformTask(41, 100, 'yuanbao', 'Yuanbao')]);
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(4101, { task_id: 41, project_id: 100, date_time: day, prompt_name: 'Q1' })],
+          ranks: [r(4101, 0, 'Acme', null, 10, 1), r(4101, 1, 'Bolt', null, null, null)],
+        }),
+      );
+      const got = await w.query(
+        `SELECT brand, valid_rank_items, all_valid_rank_items, share_of_voice, brand_rank
+           FROM geo.brand_share_of_voice_daily WHERE task_id = 41 ORDER BY brand`,
+      );
+      expect(got).toEqual([
+        {
+          brand: 'Acme',
+          valid_rank_items: 0,
+          all_valid_rank_items: 0,
+          share_of_voice: null,
+          brand_rank: null,
+        },
+        {
+          brand: 'Bolt',
+          valid_rank_items: 0,
+          all_valid_rank_items: 0,
+          share_of_voice: null,
+          brand_rank: null,
+        },
+      ]);
+      // The report's share-of-voice table: Cleo (no valid item on D1) and every brand of task 41 are left out.
+      const voice = (await readReportData(w, { from: D1, to: day })).voice;
+      expect(voice.filter((v) => v.items === 0)).toEqual([]);
+      expect(voice.filter((v) => v.platform === 'DeepSeek')).toEqual([
+        { platform: 'DeepSeek', brand: 'Acme', items: 5 },
+        { platform: 'DeepSeek', brand: 'Bolt', items: 2 },
+      ]);
+      expect(voice.some((v) => v.platform === 'Yuanbao')).toBe(false);
     });
   });
 }
