@@ -117,7 +117,7 @@ function measureSections(data: ReportData, opts: ReportOptions): Section[] {
     {
       id: 'question-ranks',
       title: 'Question-level ranks of the top brands',
-      note: `Best and average valid position over the runs of each question (geo.question_rank_daily), for the ${top.length} brands ranked in the most runs.`,
+      note: `Best and average valid position over the runs of each question (geo.question_rank_daily), for the ${top.length} brands ranked in the most runs; runs counts every run of the question on the platforms naming the brand, also on days it is not named.`,
       svg: null,
       table: {
         name: 'question-ranks',

@@ -872,6 +872,21 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    it("the report's question ranks: N counts every run of the question, also on days the brand is not named", async () => {
+      // Q1 ran on D3 (1005) without Acme and on D2 (1004) without Bolt; both count in N. Platform
+      // task 20 (another monitoring task, where neither brand is named) does not.
+      expect((await readReportData(w, { from: D1, to: D3 })).questions).toEqual([
+        { question: 'Q1', brand: 'Acme', runs: 5, runs_ranked: 4, best_position: 1, avg_position: 2.5 },
+        { question: 'Q1', brand: 'Bolt', runs: 5, runs_ranked: 3, best_position: 1, avg_position: 4 / 3 },
+        { question: 'Q1', brand: 'Cleo', runs: 4, runs_ranked: 0, best_position: null, avg_position: null },
+        { question: 'Q2', brand: 'Acme', runs: 1, runs_ranked: 1, best_position: 2, avg_position: 2 },
+      ]);
+      // One day: D3 has Bolt's row only; Acme is not named on it.
+      expect((await readReportData(w, { from: D3, to: D3 })).questions).toEqual([
+        { question: 'Q1', brand: 'Bolt', runs: 1, runs_ranked: 1, best_position: 1, avg_position: 1 },
+      ]);
+    });
+
     it("execution_brand_ranks: one row per execution and brand, with the execution's day and platform task", async () => {
       expect(
         await rows(
