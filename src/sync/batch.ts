@@ -3,7 +3,6 @@ import type { ExecutionBundle, ExecutionChild } from '../extract/execution.ts';
 import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
 import { toExecutionRow, toRankRows } from '../transform/executions.ts';
 import type { ChildCollection, ExecutionBatch } from '../transform/rows.ts';
-import { fingerprintOf } from './fingerprint.ts';
 
 export function emptyBatch(): ExecutionBatch {
   return { executions: [], ranks: [], sources: [], screenshots: [], products: [], cards: [] };
@@ -21,7 +20,8 @@ const KEEPS: Record<ExecutionChild, ChildCollection> = {
   detail: 'times',
 };
 
-export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle): void {
+/** `fingerprint`: the listed item's (fingerprintOf), computed once by the unit that listed it. */
+export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle, fingerprint: string): void {
   const id = b.item.prompt_task_id;
   for (const u of b.unread) {
     (batch.kept ??= []).push({ prompt_task_id: id, child: KEEPS[u.child] });
@@ -37,7 +37,7 @@ export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle): void {
   // Written whatever the run's change detection: a later run with it on can then skip this one.
   (batch.fingerprints ??= []).push({
     prompt_task_id: id,
-    fingerprint: fingerprintOf(b.item),
+    fingerprint,
     children_complete: b.unread.length === 0 && b.partial.length === 0 && !b.goneUpstream,
   });
 }

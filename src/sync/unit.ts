@@ -42,12 +42,18 @@ function isForbidden(e: unknown): boolean {
 /** The unit's task/prompts listing, as ids, or why it could not be read. */
 type CrossCheck = { ids: Set<number> } | { error: unknown };
 
-type Settled = { ok: true; bundle: ExecutionBundle } | { ok: false; id: number; error: unknown };
+type Settled =
+  { ok: true; bundle: ExecutionBundle; fingerprint: string } | { ok: false; id: number; error: unknown };
 
 export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   const { api, config, logger } = ctx;
   const log = logger.child({ task_id: unit.task_id, date: unit.date });
   const seen = new Set<number>();
+  // How this run reads children: the bundle's options, and part of each fingerprint.
+  const reading = {
+    legacySources: config.enrich.legacySources,
+    executionTimes: config.enrich.executionTimes,
+  };
   // What the listing says it holds (its last page's total), kept with the checkpoint for `check`.
   let listedTotal: number | null = null;
   const window: Promise<Settled>[] = [];
@@ -89,7 +95,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
       // that child is quarantined and its stored rows kept. Executions leave the warehouse only
       // through the unit's "no longer listed" rule.
       quarantineUnread(ctx, s.bundle, log);
-      addToBatch(batch, s.bundle);
+      addToBatch(batch, s.bundle, s.fingerprint);
       if (batch.executions.length >= config.batchSize) await flush();
       return;
     }
@@ -111,7 +117,9 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
         seen.add(item.prompt_task_id);
         // Unchanged since read whole: no child request, and its stored rows are left as they are
         // (their synced_at stays). It still counts as listed for the unit's deletion rule.
-        if (unchanged && unchanged.get(item.prompt_task_id) === fingerprintOf(item)) {
+        // Hashed once: compared here, written with the execution's rows when it is read.
+        const fingerprint = fingerprintOf(item, reading);
+        if (unchanged && unchanged.get(item.prompt_task_id) === fingerprint) {
           ctx.counters.executionsUnchanged++;
           continue;
         }
@@ -123,11 +131,8 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
           else await slots.released();
         }
         window.push(
-          fetchExecution(api, item, {
-            legacySources: config.enrich.legacySources,
-            executionTimes: config.enrich.executionTimes,
-          }).then(
-            (bundle): Settled => ({ ok: true, bundle }),
+          fetchExecution(api, item, reading).then(
+            (bundle): Settled => ({ ok: true, bundle, fingerprint }),
             (error: unknown): Settled => ({ ok: false, id: item.prompt_task_id, error }),
           ),
         );

@@ -17,6 +17,7 @@ describe('canonicalJson', () => {
 });
 
 describe('fingerprintOf', () => {
+  const reading = { legacySources: false, executionTimes: true };
   const item = {
     prompt_task_id: 1,
     answer: 'a',
@@ -34,8 +35,16 @@ describe('fingerprintOf', () => {
     ['an unknown member added', { ...item, late: true }, false],
     ['a rank added', { ...item, rank_details: [...item.rank_details, { brand: 'y', position: 2 }] }, false],
   ])('%s: same fingerprint %s', (_name, other, same) => {
-    expect(fingerprintOf(other) === fingerprintOf(item)).toBe(same);
-    expect(fingerprintOf(item)).toMatch(/^[0-9a-f]{64}$/);
+    expect(fingerprintOf(other, reading) === fingerprintOf(item, reading)).toBe(same);
+    expect(fingerprintOf(item, reading)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it.each([
+    ['legacy sources turned on', { ...reading, legacySources: true }],
+    ['execution times turned off', { ...reading, executionTimes: false }],
+  ])('the same item read another way (%s): another fingerprint', (_name, other) => {
+    expect(fingerprintOf(item, other)).not.toBe(fingerprintOf(item, reading));
+    expect(fingerprintOf(item, { ...other })).toBe(fingerprintOf(item, other));
   });
 });
 
