@@ -202,18 +202,24 @@ SELECT
     THEN rank() OVER (PARTITION BY i.date, i.task_id ORDER BY i.valid_rank_items DESC) END AS brand_rank
 FROM items i;
 
--- The hosts of each monitoring task's brand_urls (scheme, "www." and path dropped, lower case).
+-- The hosts of each monitoring task's brand_urls, normalised for own-site matching: lower case,
+-- surrounding blanks, scheme, user@, :port, path, a leading "www." and trailing dots dropped.
+-- citations_daily normalises each cited domain with the same expression (keep the two alike).
 CREATE OR REPLACE VIEW geo.monitoring_task_hosts AS
 SELECT DISTINCT
   m.project_id,
-  regexp_replace(lower(regexp_replace(u.url, '^[a-zA-Z][a-zA-Z0-9+.-]*://', '')), '^www\.|[/:?#].*$', '', 'g') AS host
+  regexp_replace(
+    regexp_replace(lower(u.url), '^\s*([a-z][a-z0-9+.-]*://)?([^/?#]*@)?([^/?#:\s]*).*$', '\3'),
+    '^www\.|\.+$', '', 'g') AS host
 FROM monitoring_tasks m
 CROSS JOIN unnest(
   CASE WHEN json_type(m.brand_urls) = 'ARRAY' THEN json_extract_string(m.brand_urls, '$[*]') ELSE [] END) AS u(url);
 
 -- Per day, monitoring task, platform task and cited domain: citations, executions citing it, its
 -- share of the day's citations of that platform task, and whether it is the brand's own site
--- (`owned`: the domain is, or is below, one of the monitoring task's brand_urls hosts).
+-- (`owned`: the domain, normalised as monitoring_task_hosts normalises the brand_urls, is or is
+-- below one of the monitoring task's hosts). The one place `owned` is decided: citations_weekly
+-- sums these rows.
 CREATE OR REPLACE VIEW geo.citations_daily AS
 WITH cites AS (
   SELECT
@@ -225,41 +231,47 @@ WITH cites AS (
   JOIN executions_enriched x ON x.prompt_task_id = s.prompt_task_id
   GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
     s.domain
+),
+sites AS (
+  SELECT
+    c.*,
+    regexp_replace(
+      regexp_replace(lower(c.domain), '^\s*([a-z][a-z0-9+.-]*://)?([^/?#]*@)?([^/?#:\s]*).*$', '\3'),
+      '^www\.|\.+$', '', 'g') AS site
+  FROM cites c
 )
 SELECT
-  c.*,
+  c.date, c.customer_id, c.project_id, c.monitoring_task_name, c.task_id, c.model_key, c.platform_name,
+  c.domain, c.citations, c.executions_citing,
   CAST(c.citations AS DOUBLE) / sum(c.citations) OVER (PARTITION BY c.date, c.task_id) AS citation_share,
   EXISTS (
     SELECT 1 FROM monitoring_task_hosts h
     WHERE h.project_id = c.project_id AND h.host <> ''
-      AND (regexp_replace(lower(c.domain), '^www\.', '') = h.host
-           OR right(lower(c.domain), length(h.host) + 1) = '.' || h.host)
+      AND (c.site = h.host OR right(c.site, length(h.host) + 1) = '.' || h.host)
   ) AS owned
-FROM cites c;
+FROM sites c;
 
--- The same per ISO week.
+-- The same per ISO week, summed from citations_daily (an execution has one day, so the days'
+-- executions_citing add up to the week's; `owned` depends on the domain and monitoring task only).
 CREATE OR REPLACE VIEW geo.citations_weekly AS
 WITH cites AS (
   SELECT
-    x.week_start, x.iso_week, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key,
-    x.platform_name,
-    s.domain,
-    count(*) AS citations,
-    count(DISTINCT s.prompt_task_id) AS executions_citing
-  FROM execution_sources s
-  JOIN executions_enriched x ON x.prompt_task_id = s.prompt_task_id
-  GROUP BY x.week_start, x.iso_week, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key,
-    x.platform_name, s.domain
+    CAST(date_trunc('week', d.date) AS DATE) AS week_start,
+    strftime(d.date, '%G-W%V') AS iso_week,
+    d.customer_id, d.project_id, d.monitoring_task_name, d.task_id, d.model_key, d.platform_name,
+    d.domain,
+    CAST(sum(d.citations) AS BIGINT) AS citations,
+    CAST(sum(d.executions_citing) AS BIGINT) AS executions_citing,
+    d.owned
+  FROM citations_daily d
+  GROUP BY CAST(date_trunc('week', d.date) AS DATE), strftime(d.date, '%G-W%V'), d.customer_id, d.project_id,
+    d.monitoring_task_name, d.task_id, d.model_key, d.platform_name, d.domain, d.owned
 )
 SELECT
-  c.*,
+  c.week_start, c.iso_week, c.customer_id, c.project_id, c.monitoring_task_name, c.task_id, c.model_key,
+  c.platform_name, c.domain, c.citations, c.executions_citing,
   CAST(c.citations AS DOUBLE) / sum(c.citations) OVER (PARTITION BY c.week_start, c.task_id) AS citation_share,
-  EXISTS (
-    SELECT 1 FROM monitoring_task_hosts h
-    WHERE h.project_id = c.project_id AND h.host <> ''
-      AND (regexp_replace(lower(c.domain), '^www\.', '') = h.host
-           OR right(lower(c.domain), length(h.host) + 1) = '.' || h.host)
-  ) AS owned
+  c.owned
 FROM cites c;
 
 -- Per question text, platform task, brand and day: over that day's runs of the question (one

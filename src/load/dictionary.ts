@@ -41,7 +41,7 @@ const C = {
   executions_citing: 'Executions with at least one source of the domain.',
   citation_share: 'The domain’s share of all citations of the platform task in the period (0..1).',
   owned:
-    'The domain is, or is below, a host of the monitoring task’s brand_urls ("www." ignored): the brand’s own site.',
+    'The domain is, or is below, a host of the monitoring task’s brand_urls (both lower-cased, without user@, :port, a leading "www." or trailing dots): the brand’s own site.',
   best_position: 'Best (lowest) valid position; NULL when none (empty or <= 0 ranks are not ranks).',
   question: 'The question text (prompt_name).',
 } as const;
@@ -496,8 +496,11 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
   monitoring_task_hosts: {
     kind: 'view',
     description:
-      'The hosts of each monitoring task’s brand_urls (scheme, "www." and path dropped, lower case).',
-    columns: { project_id: C.project_id, host: 'Host of one of the brand’s URLs.' },
+      'The hosts of each monitoring task’s brand_urls, normalised for own-site matching (citations_daily.owned).',
+    columns: {
+      project_id: C.project_id,
+      host: 'Host of one of the brand’s URLs: lower case; blanks, scheme, user@, :port, path, a leading "www." and trailing dots dropped.',
+    },
   },
   citations_daily: {
     kind: 'view',

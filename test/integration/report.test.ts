@@ -190,23 +190,22 @@ for (const target of warehouseTargets('report')) {
           WHERE ${s.where} GROUP BY p.model_name, s.domain, e.project_id`,
         s.params,
       );
+      // Own-site matching normalises both sides alike: lower case, no user@, :port, "www." or trailing dots.
+      const site = (s: string) =>
+        new URL(s.includes('://') ? s.trim() : `http://${s.trim()}`).hostname
+          .toLowerCase()
+          .replace(/^www\./, '')
+          .replace(/\.+$/, '');
       const hosts = new Map<number, string[]>();
       for (const m of await q('SELECT project_id, brand_urls FROM geo.monitoring_tasks')) {
         const urls = (
           typeof m.brand_urls === 'string' ? JSON.parse(m.brand_urls) : (m.brand_urls ?? [])
         ) as string[];
-        hosts.set(
-          Number(m.project_id),
-          urls.map((u) =>
-            new URL(u.includes('://') ? u : `http://${u}`).hostname.toLowerCase().replace(/^www\./, ''),
-          ),
-        );
+        hosts.set(Number(m.project_id), urls.map(site));
       }
       const ownedBy = new Map<string, [number, number]>();
       for (const c of cites) {
-        const d = String(c.domain)
-          .toLowerCase()
-          .replace(/^www\./, '');
+        const d = site(String(c.domain));
         const own = (hosts.get(Number(c.project_id)) ?? []).some((h) => d === h || d.endsWith(`.${h}`));
         const e = ownedBy.get(String(c.platform)) ?? [0, 0];
         e[own ? 0 : 1] += Number(c.n);

@@ -1132,5 +1132,61 @@ for (const dialect of DIALECTS) {
       ]);
       expect(voice.some((v) => v.platform === 'Yuanbao')).toBe(false);
     });
+
+    // Adds monitoring task 300 and its platform task 50 only, on a day of their own.
+    it('owned: both sides normalised alike (case, blanks, scheme, user@, :port, www., trailing dots), look-alikes not owned', async () => {
+      const day = '2026-12-21';
+      await w.upsertMonitoringTasks([monitoringTask(300, 'Mops')]);
+      await w.updateMonitoringTaskConfig([
+        {
+          project_id: 300,
+          week_restart: 0,
+          only_rank: 0,
+          rank_match: 0,
+          brand_urls: [' https://user@acme.com./x', 'HTTP://Shop.Example.org:8080?q=1', '', 'www.'],
+          emails: [],
+        },
+      ]);
+      await w.upsertPlatformTasks([platformTask(50, 300, 'deepseek', 'DeepSeek')]);
+      const domains = [
+        'acme.com:443',
+        'WWW.ACME.COM.',
+        'blog.acme.com',
+        'shop.example.org',
+        'acme.com.evil.com',
+        'evilacme.com',
+        'example.org',
+      ];
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(5001, { task_id: 50, project_id: 300, date_time: day, prompt_name: 'Q1' })],
+          sources: domains.map((d, i) => source(5100 + i, 5001, d, { task_id: 50, project_id: 300 })),
+        }),
+      );
+      expect(
+        await w.query(
+          `SELECT project_id, host FROM geo.monitoring_task_hosts WHERE project_id IN (100, 300) ORDER BY 1, 2`,
+        ),
+      ).toEqual([
+        { project_id: 100, host: 'acme.com' },
+        { project_id: 100, host: 'shop.acme.cn' },
+        { project_id: 300, host: '' },
+        { project_id: 300, host: 'acme.com' },
+        { project_id: 300, host: 'shop.example.org' },
+      ]);
+      const owned = {
+        'WWW.ACME.COM.': true,
+        'acme.com.evil.com': false,
+        'acme.com:443': true,
+        'blog.acme.com': true,
+        'evilacme.com': false,
+        'example.org': false,
+        'shop.example.org': true,
+      };
+      for (const view of ['citations_daily', 'citations_weekly']) {
+        const got = await w.query(`SELECT domain, owned FROM geo.${view} WHERE task_id = 50 ORDER BY domain`);
+        expect(Object.fromEntries(got.map((x) => [x.domain, x.owned])), view).toEqual(owned);
+      }
+    });
   });
 }
