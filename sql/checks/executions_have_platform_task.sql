@@ -5,4 +5,4 @@ FROM geo.prompt_executions e
 WHERE e.date_time BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)
   AND NOT EXISTS (SELECT 1 FROM geo.platform_tasks p WHERE p.task_id = e.task_id)
 GROUP BY e.task_id
-ORDER BY e.task_id
+ORDER BY 1

@@ -7,7 +7,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Warehouse } from '../load/warehouse.ts';
-import { daysBetween } from '../transform/time.ts';
 
 export interface CheckOptions {
   /** First day of the range, inclusive (YYYY-MM-DD, Shanghai). */
@@ -38,22 +37,31 @@ const sqlFile = (name: string) =>
 
 type Check = (w: Warehouse, o: Required<CheckOptions>) => Promise<Omit<CheckResult, 'name' | 'description'>>;
 
+/** The name of the column the wrapper adds with the failing rows' count. */
+const FAILING = 'check_failing_rows';
+
+/**
+ * A check whose SQL returns its failing rows, ending with `ORDER BY` column positions. It runs
+ * wrapped: the rows counted with count(*) OVER (), and only the sample fetched.
+ */
 const rowsCheck =
   (file: string, params: (o: Required<CheckOptions>) => string[] = () => []): Check =>
   async (w, o) => {
-    const rows = await w.query(sqlFile(file), params(o));
-    return { passed: rows.length === 0, failing: rows.length, sample: rows.slice(0, SAMPLE_ROWS) };
+    const sql = sqlFile(file);
+    const order = /\bORDER BY\s+(\d+(?:\s*,\s*\d+)*)\s*;?\s*$/i.exec(sql);
+    if (!order) throw new Error(`sql/checks/${file}.sql must end with ORDER BY column positions`);
+    const rows = await w.query(
+      `SELECT failing.*, count(*) OVER () AS ${FAILING}\n` +
+        `FROM (\n${sql.slice(0, order.index)}\n) failing\n` +
+        `ORDER BY ${order[1]} LIMIT ${SAMPLE_ROWS}`,
+      params(o),
+    );
+    const failing = rows.length ? Number(rows[0]![FAILING]) : 0;
+    const sample = rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k !== FAILING)));
+    return { passed: failing === 0, failing, sample };
   };
 
 const range = (o: Required<CheckOptions>) => [o.from, o.to];
-
-/** Every unit finished: the range's days go in as parameters of a VALUES list. */
-const unitsFinished: Check = async (w, o) => {
-  const days = daysBetween(o.from, o.to);
-  const values = days.map((_, i) => `(CAST($${i + 1} AS DATE))`).join(', ');
-  const rows = await w.query(sqlFile('units_finished').replaceAll('{{days}}', values), days);
-  return { passed: rows.length === 0, failing: rows.length, sample: rows.slice(0, SAMPLE_ROWS) };
-};
 
 const freshness: Check = async (w, o) => {
   const [row] = await w.query(sqlFile('freshness'));
@@ -90,7 +98,7 @@ const CHECKS: { name: string; description: string; run: Check }[] = [
   {
     name: 'units_finished',
     description: 'every unit (platform task, day) of the range is finished, and did not fail since',
-    run: unitsFinished,
+    run: rowsCheck('units_finished', range),
   },
   {
     name: 'unit_execution_counts',
@@ -99,9 +107,6 @@ const CHECKS: { name: string; description: string; run: Check }[] = [
   },
   { name: 'freshness', description: 'the last successful run finished recently enough', run: freshness },
 ];
-
-/** The checks' names, in the order they run. */
-export const CHECK_NAMES = CHECKS.map((c) => c.name);
 
 /** Runs every check; a check that cannot run (bad SQL, no connection) throws. */
 export async function runChecks(warehouse: Warehouse, opts: CheckOptions): Promise<CheckResult[]> {

@@ -96,6 +96,60 @@ for (const target of warehouseTargets('check')) {
       ).toEqual([true, true, true, true, true, true]);
     });
 
+    it('asks a task that left the scope for its known days only, and counts only whole-scope runs as fresh', async () => {
+      const checks = async () => {
+        const r = await runCli(['check', ...range(), '--json'], env());
+        return Object.fromEntries(
+          r.stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as { name: string; passed: boolean; sample: Record<string, unknown>[] })
+            .map((c) => [c.name, c]),
+        );
+      };
+      // A platform task the last runs did not write (it left the scope) and that finished the
+      // range's first day only: its later days are no unfinished work.
+      const gone = 990_001;
+      await damage(
+        `INSERT INTO geo.platform_tasks (task_id, project_id, task_name, model_key, model_name, engine, status, status_name, synced_at)
+         VALUES (${gone}, 1, 'ended', 'm', 'M', 'e', 3, 'ended', TIMESTAMP '2000-01-01 00:00:00')`,
+      );
+      await damage(
+        `INSERT INTO geo.sync_checkpoints (task_id, date, run_id, finished_at, executions)
+         VALUES (${gone}, DATE '${dates[0]}', 'by-hand', now(), 0)`,
+      );
+      expect((await checks()).units_finished!.passed).toBe(true);
+      // Written by the latest run, it is still synced: its second day is missing.
+      await damage(`UPDATE geo.platform_tasks SET synced_at = now() WHERE task_id = ${gone}`);
+      const still = await checks();
+      expect(still.units_finished!.passed).toBe(false);
+      expect(still.units_finished!.sample).toEqual([
+        expect.objectContaining({ task_id: gone, date: dates[1], state: 'no checkpoint' }),
+      ]);
+      await damage(`DELETE FROM geo.sync_checkpoints WHERE task_id = ${gone}`);
+      await damage(`DELETE FROM geo.platform_tasks WHERE task_id = ${gone}`);
+
+      // Freshness: a recent demo, job attempt or enqueue says nothing of the synced data.
+      await damage(
+        `UPDATE geo.sync_runs SET started_at = started_at - INTERVAL '3 days', finished_at = finished_at - INTERVAL '3 days'`,
+      );
+      const recent = (id: string, kind: string, args: string) =>
+        damage(
+          `INSERT INTO geo.sync_runs (run_id, kind, args, started_at, finished_at, status, requests, retries, rate_limited, rejects, units_total, units_done, units_failed)
+           VALUES ('${id}', '${kind}', '${args}', now(), now(), 'success', 0, 0, 0, 0, 0, 0, 0)`,
+        );
+      await recent('by-hand-demo', 'demo', '{}');
+      await recent('by-hand-job', 'backfill', '{"job":"j1"}');
+      await recent('by-hand-enqueue', 'backfill', '{"phase":"enqueue"}');
+      expect((await checks()).freshness!.passed).toBe(false);
+      await recent('by-hand-sync', 'sync', '{}');
+      expect((await checks()).freshness!.passed).toBe(true);
+      await damage(`DELETE FROM geo.sync_runs WHERE run_id LIKE 'by-hand-%'`);
+      await damage(
+        `UPDATE geo.sync_runs SET started_at = started_at + INTERVAL '3 days', finished_at = finished_at + INTERVAL '3 days'`,
+      );
+    });
+
     it('fails, naming the rows, when a child is orphaned, a checkpoint forgotten, a platform task gone, the last success old', async () => {
       const [victim] = (await exec(
         `SELECT e.prompt_task_id, e.task_id, CAST(e.date_time AS VARCHAR) AS date FROM geo.prompt_executions e
