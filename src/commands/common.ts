@@ -44,14 +44,18 @@ export function parseId(value: string): number {
 }
 
 export function parsePositiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1)
-    throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value)))
+    throw new InvalidArgumentError(
+      `expected a positive integer up to ${Number.MAX_SAFE_INTEGER}, got "${value}"`,
+    );
   return Number(value);
 }
 
 export function parseNonNegativeInt(value: string): number {
-  if (!/^\d+$/.test(value))
-    throw new InvalidArgumentError(`expected a whole number (0 or more), got "${value}"`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new InvalidArgumentError(
+      `expected a whole number (0 or more, up to ${Number.MAX_SAFE_INTEGER}), got "${value}"`,
+    );
   return Number(value);
 }
 

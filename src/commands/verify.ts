@@ -7,7 +7,7 @@
 import { Command } from 'commander';
 import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
 import { EXIT } from '../sync/exit-codes.ts';
-import { formatVerify, verifyExecutions } from '../sync/verify.ts';
+import { formatVerify, verifyPassed, verifyExecutions } from '../sync/verify.ts';
 import {
   action,
   configFrom,
@@ -60,7 +60,7 @@ export function verifyCommand(): Command {
               executionTimes: config.enrich.executionTimes,
             });
             process.stdout.write(formatVerify(result) + '\n');
-            return result.differences.length > 0 ? EXIT.partial : EXIT.success;
+            return verifyPassed(result) ? EXIT.success : EXIT.partial;
           } finally {
             await warehouse.close();
           }

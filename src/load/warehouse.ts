@@ -156,7 +156,8 @@ export interface Warehouse {
    */
   storedUnits(dates: readonly string[]): Promise<Map<string, { executions: number; complete: number }>>;
   /**
-   * `verify`: up to `n` stored executions chosen at random (dated `from`..`to` when given), with
+   * `verify`: up to `n` stored executions chosen at random (dated `from`..`to` when given; not
+   * those whose children were last read incompletely, which the next run reads again), with
    * the stored screenshot_url (whether the item named a screenshot).
    */
   sampleExecutions(

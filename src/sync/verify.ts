@@ -37,6 +37,8 @@ export interface VerifyResult {
   goneUpstream: number[];
   /** Children that could not be read (404 or invalid): not compared. */
   unread: { prompt_task_id: number; child: string }[];
+  /** Executions whose reading failed after retries (5xx, timeouts, 403): not compared. */
+  failed: { prompt_task_id: number; error: string }[];
 }
 
 type Row = Record<string, unknown>;
@@ -177,13 +179,36 @@ export async function verifyExecutions(
     shape(EXECUTION_PRODUCTS),
     shape(PRODUCT_CARDS),
   ];
-  const stored = new Map<VerifiedTable, Row[]>();
-  for (const t of tables) stored.set(t.table, await warehouse.executionRows(t.table, ids));
-  const result: VerifyResult = { sampled: ids.length, differences: [], goneUpstream: [], unread: [] };
-  const children = await Promise.all(sample.map((s) => fetchChildren(api, s, opts)));
+  // Each table's stored rows by execution, grouped once.
+  const stored = new Map<VerifiedTable, Map<number, Row[]>>();
+  for (const t of tables) {
+    const byExecution = new Map<number, Row[]>();
+    for (const r of await warehouse.executionRows(t.table, ids)) {
+      const id = Number(r.prompt_task_id);
+      const list = byExecution.get(id);
+      if (list) list.push(r);
+      else byExecution.set(id, [r]);
+    }
+    stored.set(t.table, byExecution);
+  }
+  const result: VerifyResult = {
+    sampled: ids.length,
+    differences: [],
+    goneUpstream: [],
+    unread: [],
+    failed: [],
+  };
+  // One execution that cannot be read (after the client's retries) costs only itself.
+  const children = await Promise.allSettled(sample.map((s) => fetchChildren(api, s, opts)));
   sample.forEach((s, i) => {
     const id = s.prompt_task_id;
-    const c = children[i]!;
+    const settled = children[i]!;
+    if (settled.status === 'rejected') {
+      const e = settled.reason as unknown;
+      result.failed.push({ prompt_task_id: id, error: e instanceof Error ? e.message : String(e) });
+      return;
+    }
+    const c = settled.value;
     if (c.goneUpstream) {
       result.goneUpstream.push(id);
       return;
@@ -193,7 +218,7 @@ export async function verifyExecutions(
     const fromApi = apiRows(id, c);
     for (const t of tables) {
       if (unread.has(CHILD_OF[t.table])) continue;
-      const mine = (stored.get(t.table) ?? []).filter((r) => Number(r.prompt_task_id) === id);
+      const mine = stored.get(t.table)?.get(id) ?? [];
       result.differences.push(...compareRows(t, id, mine, fromApi[t.table]));
     }
   });
@@ -214,12 +239,22 @@ export function formatVerify(r: VerifyResult): string {
     );
   for (const u of r.unread)
     lines.push(`execution ${u.prompt_task_id}: ${u.child} could not be read, not compared`);
+  for (const f of r.failed)
+    lines.push(`execution ${f.prompt_task_id}: could not be read (${f.error}), not compared`);
+  if (r.sampled === 0)
+    lines.push('nothing verified: no stored execution (with its children read completely) in the range');
   const executions = new Set(r.differences.map((d) => d.prompt_task_id)).size;
   lines.push(
     `verified ${r.sampled} stored executions: ${r.differences.length} differences in ${executions} executions, ${r.goneUpstream.length} deleted upstream` +
+      (r.failed.length ? `, ${r.failed.length} not read` : '') +
       (r.differences.length
         ? '; `geo-sync sync --reread` (or backfill --reread) for their days repairs them'
         : ''),
   );
   return lines.join('\n');
+}
+
+/** Whether verify vouches for the warehouse: something compared, nothing differs, nothing failed. */
+export function verifyPassed(r: VerifyResult): boolean {
+  return r.sampled > 0 && r.differences.length === 0 && r.failed.length === 0;
 }

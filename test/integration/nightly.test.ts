@@ -12,7 +12,8 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/index
 import { createApi } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
-import { formatVerify, verifyExecutions } from '../../src/sync/verify.ts';
+import type { ApiPort } from '../../src/extract/port.ts';
+import { formatVerify, verifyExecutions, verifyPassed } from '../../src/sync/verify.ts';
 import { runCli } from '../helpers/cli.ts';
 import { dumpData } from '../helpers/dump.ts';
 import { syncOnce, withWarehouse } from '../helpers/sync.ts';
@@ -61,7 +62,7 @@ for (const target of warehouseTargets('nightly')) {
     const q = (sql: string, params: (string | number)[] = []) =>
       withWarehouse(url, (w) => w.query(sql, params));
     /** verify over every stored execution (a sample larger than the warehouse). */
-    const check = async () => {
+    const check = async (port: (p: ApiPort) => ApiPort = (p) => p) => {
       const config = loadConfig({
         env: {},
         overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url },
@@ -69,7 +70,11 @@ for (const target of warehouseTargets('nightly')) {
       const api = createApi(config, silentLogger);
       try {
         return await withWarehouse(url, (w) =>
-          verifyExecutions(api.port, w, { sample: 10_000, legacySources: false, executionTimes: false }),
+          verifyExecutions(port(api.port), w, {
+            sample: 10_000,
+            legacySources: false,
+            executionTimes: false,
+          }),
         );
       } finally {
         await api.close();
@@ -238,6 +243,26 @@ for (const target of warehouseTargets('nightly')) {
       const next = await nightly();
       expect(next.counters.executionsRead).toBe(1);
       expect(sim.stats.byEndpoint[SEARCHES]).toBeGreaterThanOrEqual(1);
+
+      // verify leaves it out (the next run reads it anyway; its missing source is no drift)...
+      const v = await check();
+      expect(v.sampled).toBe(stored.size - 1);
+      expect(v.differences).toEqual([]);
+      expect(verifyPassed(v)).toBe(true);
+      // ...and an execution it cannot read costs only itself: reported, not compared, not a pass.
+      const other = [...stored].find((id) => id !== bad.prompt_task_id)!;
+      const failing = await check((p) => ({
+        ...p,
+        sources: (id) =>
+          id === other ? Promise.reject(new Error('injected: 503 after retries')) : p.sources(id),
+      }));
+      expect(failing.sampled).toBe(stored.size - 1);
+      expect(failing.failed).toEqual([{ prompt_task_id: other, error: 'injected: 503 after retries' }]);
+      expect(failing.differences).toEqual([]);
+      expect(verifyPassed(failing)).toBe(false);
+      expect(formatVerify(failing)).toContain(
+        `execution ${other}: could not be read (injected: 503 after retries), not compared`,
+      );
     }, 120_000);
   });
 }

@@ -242,10 +242,14 @@ export class CoreWarehouse implements Warehouse {
     range?: { from: string; to: string },
   ): Promise<{ prompt_task_id: number; screenshot_url: string | null }[]> {
     const d = this.driver.types.date;
-    const where = range ? `WHERE date_time BETWEEN CAST($2 AS ${d}) AND CAST($3 AS ${d})` : '';
+    // Not those known to be read incompletely: the next run reads them again anyway, and their
+    // missing children are no drift.
+    const incomplete = `NOT EXISTS (SELECT 1 FROM geo.execution_fingerprints f
+      WHERE f.prompt_task_id = e.prompt_task_id AND NOT f.children_complete)`;
+    const days = range ? `AND e.date_time BETWEEN CAST($2 AS ${d}) AND CAST($3 AS ${d})` : '';
     const rows = await this.driver.connection((c) =>
       c.rows<{ prompt_task_id: number; screenshot_url: string | null }>(
-        `SELECT prompt_task_id, screenshot_url FROM geo.prompt_executions ${where}
+        `SELECT e.prompt_task_id, e.screenshot_url FROM geo.prompt_executions e WHERE ${incomplete} ${days}
          ORDER BY random() LIMIT CAST($1 AS ${this.driver.types.bigint})`,
         range ? [Math.max(0, Math.floor(n)), range.from, range.to] : [Math.max(0, Math.floor(n))],
       ),
