@@ -105,8 +105,12 @@ CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.workers (
   started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
   seen_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
   -- Since when the worker has had no job (NULL: busy, or just started).
-  idle_since TIMESTAMPTZ
+  idle_since TIMESTAMPTZ,
+  -- When the oldest job it runs started (NULL: none): its rank for concurrency slots.
+  busy_since TIMESTAMPTZ
 );
+-- Queues created before busy_since existed.
+ALTER TABLE ${QUEUE_SCHEMA}.workers ADD COLUMN IF NOT EXISTS busy_since TIMESTAMPTZ;
 CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.rate_state (
   id               INTEGER PRIMARY KEY CHECK (id = 1),
   factor           DOUBLE PRECISION NOT NULL,

@@ -15,7 +15,11 @@
  * The rate share is a fraction (0.4 requests/s is kept as such by the RequestQueue). Concurrency
  * is whole requests, so it is not divided but handed out: `total * factor` (at least 1) slots,
  * each a row of `geo_queue.concurrency_slots` held by one worker, fair shares by rank among the
- * live workers (some get 0 when there are more workers than slots, and then take no job). A
+ * live workers (some get 0 when there are more workers than slots, and then take no job). The rank
+ * is first come, first served: workers by the start of the oldest job they are running, then the
+ * ones without a job. So a worker ranked out of slots while it still runs jobs (the factor fell
+ * after a 429, or another worker joined) rises as the others finish their older jobs and take
+ * newer ones, instead of holding its jobs without a request while their leases are renewed. A
  * worker gives back a slot only once it has fewer requests in flight than slots, so the fleet
  * never has more in flight than GEO_CONCURRENCY. A dead worker's slots are taken over once its
  * heartbeat is `staleMs` old. A worker that stalled that long and resumed starts nothing until its
@@ -76,13 +80,20 @@ export class SharedRate {
    * One tick: heartbeat, report the 429s seen since the last tick (if any), let the factor rise
    * when calm, and return this worker's share.
    */
-  async tick(db: Db, rateLimitedSinceLastTick: number, busy = true, inFlight = 0): Promise<Share> {
+  async tick(
+    db: Db,
+    rateLimitedSinceLastTick: number,
+    busy = true,
+    inFlight = 0,
+    /** When the oldest job this worker is running started (its rank); undefined: none. */
+    busySince?: Date,
+  ): Promise<Share> {
     const o = this.#o;
     await db.query(
-      `INSERT INTO ${QUEUE_SCHEMA}.workers (worker_id, host, pid) VALUES ($1, $2, $3)
-       ON CONFLICT (worker_id) DO UPDATE SET seen_at = now(),
+      `INSERT INTO ${QUEUE_SCHEMA}.workers (worker_id, host, pid, busy_since) VALUES ($1, $2, $3, $5)
+       ON CONFLICT (worker_id) DO UPDATE SET seen_at = now(), busy_since = $5,
          idle_since = CASE WHEN $4 THEN NULL ELSE COALESCE(${QUEUE_SCHEMA}.workers.idle_since, now()) END`,
-      [o.workerId, hostname(), process.pid, busy],
+      [o.workerId, hostname(), process.pid, busy, busySince?.toISOString() ?? null],
     );
     if (rateLimitedSinceLastTick > 0) {
       await db.query(
@@ -107,7 +118,7 @@ export class SharedRate {
                     WHERE (seen_at > now() - $1 * interval '1 millisecond'
                            AND (idle_since IS NULL OR idle_since > now() - $3 * interval '1 millisecond'))
                        OR worker_id = $2
-                    ORDER BY worker_id) AS workers,
+                    ORDER BY busy_since NULLS LAST, worker_id) AS workers,
               (SELECT factor FROM ${QUEUE_SCHEMA}.rate_state WHERE id = 1) AS factor`,
       [o.staleMs, o.workerId, o.idleGraceMs],
     );

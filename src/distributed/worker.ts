@@ -150,7 +150,17 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     const beat = Date.now();
     await renew();
     const now429 = api.client.stats.rateLimited;
-    share = await shared.tick(db, now429 - seen429, starting || active > 0, api.client.queue.stats.running);
+    // Ranked by its oldest job: a worker ranked out of slots while running jobs rises in turn.
+    let oldest: Date | undefined;
+    for (const { attempt } of attempts.values())
+      if (!oldest || attempt.startedOn < oldest) oldest = attempt.startedOn;
+    share = await shared.tick(
+      db,
+      now429 - seen429,
+      starting || active > 0,
+      api.client.queue.stats.running,
+      oldest,
+    );
     seen429 = now429;
     api.client.queue.setShare(share, { validForMs: beat + shared.staleMs / 2 - Date.now() });
     const text = `${share.live}/${share.factor.toFixed(2)}`;

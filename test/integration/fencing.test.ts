@@ -468,4 +468,36 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive (issue 24)', () => {
       await pool.end();
     }
   });
+
+  it('a worker ranked out of slots while it runs a job rises by its job age, first come first served', async () => {
+    const url = await freshDb();
+    const m = await runCli(['migrate'], env(url));
+    expect(m.code, m.stderr).toBe(0);
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    try {
+      const [a, b, c] = ['a', 'b', 'c'].map(
+        (id) => new SharedRate({ workerId: id, totalRequestsPerSecond: 10, totalConcurrency: 2 }),
+      );
+      // Three workers, two slots: without jobs, a and b hold them.
+      for (const w of [a, b, c]) await w!.tick(pool, 0, true);
+      const first = [];
+      for (const w of [a, b, c]) first.push((await w!.tick(pool, 0, true)).concurrency);
+      expect(first).toEqual([1, 1, 0]);
+      // c took a job when it still had a slot (before the factor fell, or before a and b came):
+      // its job is the oldest. a runs a newer one, b none.
+      const older = new Date(Date.now() - 60_000);
+      const newer = new Date(Date.now() - 1_000);
+      expect((await c!.tick(pool, 0, true, 0, older)).concurrency).toBe(0);
+      expect((await a!.tick(pool, 0, true, 1, newer)).concurrency).toBe(1);
+      // b gives its slot back (nothing in flight), and c takes it: its job goes on.
+      expect((await b!.tick(pool, 0, true, 0)).concurrency).toBe(0);
+      expect((await c!.tick(pool, 0, true, 0, older)).concurrency).toBe(1);
+      // Once c's job is done and b starts one, b ranks before c.
+      expect((await b!.tick(pool, 0, true, 0, new Date())).concurrency).toBe(0);
+      expect((await c!.tick(pool, 0, true, 0)).concurrency).toBe(0);
+      expect((await b!.tick(pool, 0, true, 0, new Date())).concurrency).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
 });
