@@ -96,18 +96,40 @@ export async function settle(
 export const completeAttempt = (pool: pg.Pool, boss: PgBoss, a: Attempt, output: object) =>
   settle(pool, a, (db) => boss.complete(QUEUE_NAME, a.id, output, { db }));
 
-export const failAttempt = (pool: pg.Pool, boss: PgBoss, a: Attempt, output: object) =>
-  settle(pool, a, (db) => boss.fail(QUEUE_NAME, a.id, output, { db }));
+/**
+ * The renewals stretched the job's expire_in to the attempt's whole run: it goes back to one
+ * timeout, or a retry (pg-boss keeps the row's expire_in) whose worker dies before its first
+ * renewal would wait that long to be expired and run again.
+ */
+const resetLease = (client: pg.PoolClient, a: Attempt, timeoutSeconds: number) =>
+  client.query(
+    `UPDATE ${QUEUE_SCHEMA}.job SET expire_in = CAST($3 AS double precision) * interval '1 second'
+     WHERE name = $1 AND id = CAST($2 AS uuid)`,
+    [QUEUE_NAME, a.id, timeoutSeconds],
+  );
+
+export const failAttempt = (
+  pool: pg.Pool,
+  boss: PgBoss,
+  a: Attempt,
+  output: object,
+  timeoutSeconds: number,
+) =>
+  settle(pool, a, async (db, client) => {
+    await resetLease(client, a, timeoutSeconds);
+    await boss.fail(QUEUE_NAME, a.id, output, { db });
+  });
 
 /**
  * Back to the queue at once, for another worker, not counted as an attempt (pg-boss counts one
  * when a job that has started is fetched again): an interrupted attempt that wrote no checkpoint.
  */
-export const handBackAttempt = (pool: pg.Pool, a: Attempt) =>
-  settle(pool, a, (_db, client) =>
-    client.query(
+export const handBackAttempt = (pool: pg.Pool, a: Attempt, timeoutSeconds: number) =>
+  settle(pool, a, async (_db, client) => {
+    await resetLease(client, a, timeoutSeconds);
+    await client.query(
       `UPDATE ${QUEUE_SCHEMA}.job SET state = 'created', started_on = NULL, start_after = now()
        WHERE name = $1 AND id = CAST($2 AS uuid)`,
       [QUEUE_NAME, a.id],
-    ),
-  );
+    );
+  });

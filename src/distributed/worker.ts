@@ -390,7 +390,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       log.warn('job lost: it expired while this attempt ran, and its writes since were refused');
     } else if (interrupted) {
       // Abandoned without a checkpoint: back to the queue for another worker at once.
-      if (await handBackAttempt(db, owned)) {
+      if (await handBackAttempt(db, owned, timeoutSeconds)) {
         result.released++;
         log.warn('job handed back to the queue: interrupted');
       } else log.warn("job interrupted; it was no longer this worker's to hand back");
@@ -410,7 +410,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
           ])
           .catch((e: unknown) => log.error({ err: e }, 'could not record the failed unit'));
       }
-      if (await failAttempt(db, boss, owned, { message: error, runId })) {
+      if (await failAttempt(db, boss, owned, { message: error, runId }, timeoutSeconds)) {
         result.failed++;
         log.error(
           { error, retries: job.retryCount, retryLimit: job.retryLimit },
