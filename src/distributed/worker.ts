@@ -183,8 +183,13 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
   await sleep(tickMs, signal);
   await tick();
   starting = false;
+  // One tick at a time: a slow one (a busy database) is not stacked on, where two would race for
+  // the same slots; and leaving waits for it, or it would register the worker again afterwards.
+  let ticking: Promise<void> | null = null;
   const ticker = setInterval(() => {
-    tick().catch((e: unknown) => logger.warn({ err: e }, 'heartbeat failed'));
+    ticking ??= tick()
+      .catch((e: unknown) => logger.warn({ err: e }, 'heartbeat failed'))
+      .finally(() => (ticking = null));
   }, tickMs);
 
   // Requests are counted by the one client all jobs of this worker share. Each job's row gets
@@ -436,6 +441,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     while (tails.size > 0) await Promise.all([...tails]);
   } finally {
     clearInterval(ticker);
+    await ticking;
     users = 0;
     await releaseLock().catch(() => undefined);
     await shared.leave(db).catch(() => undefined);
