@@ -46,7 +46,9 @@ export function storedJson(v: Json): Json {
     if (k === key && s === item) continue;
     out ??= { ...obj };
     if (k !== key) delete out[key];
-    out[k] = s;
+    // Defined, not assigned: a member the rule names `__proto__` stays a member (as JSON.parse
+    // makes it), where an assignment would set the copy's prototype and lose it.
+    Object.defineProperty(out, k, { value: s, writable: true, enumerable: true, configurable: true });
   }
   return out ?? v;
 }

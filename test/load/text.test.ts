@@ -51,6 +51,15 @@ describe('storedJson', () => {
     expect(storedJson(input)).toEqual(output);
   });
 
+  it('keeps a member the rule names __proto__ as a member, as JSON.parse does', () => {
+    const input = JSON.parse('{"__proto__\\u0000": {"x": 1}, "y": "\\u0000"}') as Json;
+    const out = storedJson(input) as Record<string, Json>;
+    expect(Object.keys(out)).toEqual(['y', '__proto__']);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe('{"y":"","__proto__":{"x":1}}');
+    expect(out).toEqual(JSON.parse('{"__proto__": {"x": 1}, "y": ""}'));
+  });
+
   it('returns the same value when nothing changes (no copy)', () => {
     const v: Json = { a: ['b', { c: 'd' }], e: 1 };
     expect(storedJson(v)).toBe(v);
