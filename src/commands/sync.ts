@@ -115,7 +115,11 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
       try {
         const scope = await resolveScope(api.port, config.customers);
-        const finished = await warehouse.finishedUnits(dates).catch(() => new Set<string>());
+        // A warehouse not migrated (to this version) yet is estimated as holding nothing, and
+        // says so; any other failure to read it (a lost connection, a missing grant) is the
+        // command's error, not an estimate quietly made from nothing.
+        const migrated = (await warehouse.pendingMigrations()).length === 0;
+        const finished = migrated ? await warehouse.finishedUnits(dates) : new Set<string>();
         const plan = planUnits({
           dates,
           taskIds: scope.platformTasks.map((t) => t.task_id),
@@ -123,13 +127,16 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
           refreshFrom: refreshFromDay(new Date(), config.lookbackDays),
           force: Boolean(opts.force),
         });
-        const stored = await warehouse.storedUnits(dates).catch(() => new Map<string, StoredUnit>());
+        const stored = migrated ? await warehouse.storedUnits(dates) : new Map<string, StoredUnit>();
         const shape = requestShape(config, Boolean(opts.reread));
         const estimate = estimateRequests(plan.units, stored, shape);
         process.stdout.write(
           [
             `plan for ${kind} ${args.dates}: ${plan.units.length} units to run, ${plan.skipped.length} already finished (skipped)`,
             `scope: ${scope.customers.length} projects, ${scope.monitoringTasks.length} monitoring tasks, ${scope.platformTasks.length} platform tasks`,
+            migrated
+              ? ''
+              : 'warehouse: not migrated to this version yet (geo-sync migrate); estimated as if it held nothing',
             ...estimateLines(estimate, shape, api.client.stats.requests),
             ...plan.units.slice(0, 20).map((u) => `  task_id=${u.task_id} date=${u.date}`),
             plan.units.length > 20 ? `  ... ${plan.units.length - 20} more` : '',

@@ -126,6 +126,8 @@ export interface Warehouse {
 
   /** Applies missing migrations and (re)creates views; safe twice and from two processes. */
   migrate(): Promise<MigrateResult>;
+  /** The migrations not applied yet (`001_init`, ...), without applying them or writing anything. */
+  pendingMigrations(): Promise<string[]>;
 
   upsertMonitoringTasks(rows: readonly MonitoringTaskRow[]): Promise<Written>;
   /** Sets the legacy configuration columns of existing monitoring tasks. */

@@ -33,6 +33,10 @@ describe('schedule, runs, dry-run', () => {
     expect(r.stdout).toMatch(/plan for sync .*: \d+ units to run, 0 already finished/);
     expect(r.stdout).toMatch(/estimated requests: ~\d+/);
     expect(r.stdout).toContain('dry run: nothing was written');
+    // Nothing migrated yet: estimated as empty, and said.
+    expect(r.stdout).toContain(
+      'warehouse: not migrated to this version yet (geo-sync migrate); estimated as if it held nothing',
+    );
     expect(sim.stats.byEndpoint['GET /api/v2/geo/task/results'] ?? 0).toBe(before);
   });
 
@@ -117,6 +121,7 @@ describe('schedule, runs, dry-run', () => {
       `estimated requests: ~${low} if nothing changed upstream, up to ~${high} if every stored execution changed`,
     );
     expect(dry.stdout).not.toContain('never stored');
+    expect(dry.stdout).not.toContain('not migrated');
     const reread = await runCli(['sync', '--dry-run', '--force', '--reread', '--date', day], env);
     expect(reread.stdout).toMatch(new RegExp(`estimated requests: ~${high} \\(.*change detection off`));
 

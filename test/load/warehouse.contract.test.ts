@@ -89,7 +89,9 @@ for (const dialect of DIALECTS) {
         cleanup.push(t.drop);
         const fresh = await openWarehouse(t.target);
         try {
+          expect(await fresh.pendingMigrations()).toEqual(MIGRATIONS);
           const first = await fresh.migrate();
+          expect(await fresh.pendingMigrations()).toEqual([]);
           expect(first.applied).toEqual(MIGRATIONS);
           expect(first.alreadyApplied).toEqual([]);
           const second = await fresh.migrate();

@@ -27,6 +27,15 @@ export class CoreMigrationStore implements MigrationStore {
       )`);
   }
 
+  /** Whether geo.schema_migrations exists (a warehouse never migrated has none). */
+  async hasLedger(): Promise<boolean> {
+    const rows = await this.c.rows<{ n: number | bigint | string }>(
+      `SELECT count(*) AS n FROM information_schema.tables
+       WHERE table_schema = 'geo' AND table_name = 'schema_migrations'`,
+    );
+    return Number(rows[0]?.n ?? 0) > 0;
+  }
+
   async appliedVersions(): Promise<Set<string>> {
     const rows = await this.c.rows<{ version: string }>('SELECT version FROM geo.schema_migrations');
     return new Set(rows.map((r) => r.version));

@@ -123,6 +123,15 @@ export class CoreWarehouse implements Warehouse {
     }, opts);
   }
 
+  async pendingMigrations(): Promise<string[]> {
+    const set = await readMigrations(this.driver.dialect);
+    const applied = await this.driver.connection(async (c) => {
+      const store = new CoreMigrationStore(this.driver, c);
+      return (await store.hasLedger()) ? store.appliedVersions() : new Set<string>();
+    });
+    return set.migrations.filter((m) => !applied.has(m.version)).map((m) => m.id);
+  }
+
   async migrate(): Promise<MigrateResult> {
     const set = await readMigrations(this.driver.dialect);
     return this.driver.connection((c) =>
