@@ -1092,6 +1092,14 @@ for (const dialect of DIALECTS) {
     });
 
     it.runIf(dialect === 'postgres')(
+      "the warehouse's connections have the server end a transaction left idle a minute",
+      async () => {
+        const [row] = await w.query('SHOW idle_in_transaction_session_timeout');
+        expect(row).toEqual({ idle_in_transaction_session_timeout: '1min' });
+      },
+    );
+
+    it.runIf(dialect === 'postgres')(
       'lock modes: workers share it; an exclusive holder excludes them and they it',
       async () => {
         const [a, b, x] = await Promise.all([

@@ -5,12 +5,22 @@ import { warehouseTypes } from './type-parsers.ts';
 /** Connections for concurrent batches (the sync closes units two at a time by default). */
 const POOL_SIZE = 4;
 
+/**
+ * A transaction left idle this long is ended by the server: a process stopped in the middle of
+ * one (SIGSTOP, a VM paused, a GC storm) would otherwise keep its row locks, and a fenced job's
+ * row FOR SHARE, for as long as it stays stopped, blocking the worker that took its job over and
+ * pg-boss's expiry. Ours send their statements back to back, so a minute is never reached
+ * by a live one; the stopped one, on resuming, finds its connection gone and its work undone.
+ */
+export const IDLE_IN_TRANSACTION_MS = 60_000;
+
 export function createPool(url: string): pg.Pool {
   return new pg.Pool({
     connectionString: url,
     max: POOL_SIZE,
     types: warehouseTypes,
     application_name: 'geo-sync',
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
   });
 }
 
