@@ -121,6 +121,33 @@ export async function openMigratedWarehouse(
   return warehouse;
 }
 
+/**
+ * The warehouse of a command that only reads it (check, report, verify, runs, state show):
+ * migrated only when this version has something to apply (a migration, changed views or
+ * comments), so a read-only role (the one the README gives BI tools) can run them on a warehouse
+ * that is up to date. When it is not, and this role may not migrate, one line says what to do.
+ */
+export async function openReadingWarehouse(config: Config, logger: Logger): Promise<Warehouse> {
+  const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
+  try {
+    const pending = await warehouse.pendingMigrations();
+    if (pending.length > 0) {
+      try {
+        await warehouse.migrate();
+      } catch (e) {
+        const why = e instanceof Error ? e.message : String(e);
+        throw new Error(
+          `${warehouse.description} needs ${pending.join(', ')} and could not apply it (${why}): run geo-sync migrate with a role that may change the schema, then this command again`,
+        );
+      }
+    }
+    return warehouse;
+  } catch (e) {
+    await warehouse.close().catch(() => undefined);
+    throw e;
+  }
+}
+
 export interface RunCommandOptions extends RunOptions {
   waitForLockMs: number;
   signal?: AbortSignal;

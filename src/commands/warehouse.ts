@@ -1,5 +1,6 @@
 /** `geo-sync migrate` and `geo-sync runs`. */
 import { Command } from 'commander';
+import { openReadingWarehouse } from '../app.ts';
 import { migrateQueue, QUEUE_SCHEMA, queueExists, withClient } from '../distributed/queue.ts';
 import { backfillStatusLines } from '../distributed/wait.ts';
 import { openWarehouse, parseWarehouseTarget } from '../load/index.ts';
@@ -46,12 +47,8 @@ export function runsCommand(): Command {
     .action(
       action(async (opts: CommonOpts & { limit: number; json: boolean }) => {
         const config = configFrom(opts);
-        const warehouse = await openWarehouse(config.warehouse, {
-          logger: loggerFor(config),
-          duckdb: config.duckdb,
-        });
+        const warehouse = await openReadingWarehouse(config, loggerFor(config));
         try {
-          await warehouse.migrate();
           const runs = await warehouse.listRuns(opts.limit);
           if (opts.json) {
             for (const r of runs) process.stdout.write(JSON.stringify(r) + '\n');

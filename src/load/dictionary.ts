@@ -365,10 +365,10 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
   },
   schema_migrations: {
     kind: 'table',
-    description: 'Migrations applied to this warehouse.',
+    description: 'Migrations applied to this warehouse, and the version of its views.',
     columns: {
-      version: 'Migration number.',
-      name: 'Migration name.',
+      version: "Migration number; 'views' for the row that identifies the views and comments applied.",
+      name: "Migration name; for the 'views' row, the SHA-256 of the views and comments applied.",
       applied_at: 'When it was applied.',
     },
   },

@@ -8,6 +8,7 @@
  * - DuckDB allows one read-write process per file (the open retries while another holds it) and
  *   serializes this process's connections with a mutex.
  */
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
@@ -34,11 +35,35 @@ export interface MigrationStore {
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   /** Creates schema `geo` and `geo.schema_migrations` when missing. */
   ensureLedger(): Promise<void>;
+  /** Whether geo.schema_migrations exists (a warehouse never migrated has none). */
+  hasLedger(): Promise<boolean>;
   appliedVersions(): Promise<Set<string>>;
   /** One transaction: the migration's SQL and its ledger row. */
   apply(migration: Migration): Promise<void>;
-  /** One transaction: the views file. */
-  replaceViews(sql: string): Promise<void>;
+  /** One transaction: the views file, and its hash in the ledger's `views` row. */
+  replaceViews(sql: string, hash: string): Promise<void>;
+  /** The hash of the views (and dictionary) last applied; null before the first. */
+  viewsHash(): Promise<string | null>;
+}
+
+/** The ledger row that holds the views' hash (no migration is numbered so). */
+export const VIEWS_VERSION = 'views';
+
+/** What identifies a views file (with the dictionary's comments): its SHA-256, hex. */
+export function viewsHash(set: MigrationSet): string {
+  return createHash('sha256').update(set.views).digest('hex');
+}
+
+/**
+ * What `migrate` would do, done by nobody: the migrations not applied yet, and `views` when the
+ * views or the dictionary differ from those applied. Reads only (a read-only role can ask).
+ */
+export async function pendingMigrations(store: MigrationStore, set: MigrationSet): Promise<string[]> {
+  if (!(await store.hasLedger())) return [...set.migrations.map((m) => m.id), VIEWS_VERSION];
+  const applied = await store.appliedVersions();
+  const pending = set.migrations.filter((m) => !applied.has(m.version)).map((m) => m.id);
+  if ((await store.viewsHash()) !== viewsHash(set)) pending.push(VIEWS_VERSION);
+  return pending;
 }
 
 /** Where the SQL files are: `<package root>/sql/<dialect>/` (from src/load and from dist/load). */
@@ -89,7 +114,7 @@ export async function runMigrations(
       logger?.info({ migration: m.id }, 'migration applied');
       result.applied.push(m.id);
     }
-    await store.replaceViews(set.views);
+    await store.replaceViews(set.views, viewsHash(set));
     return result;
   });
 }

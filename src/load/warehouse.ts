@@ -126,7 +126,10 @@ export interface Warehouse {
 
   /** Applies missing migrations and (re)creates views; safe twice and from two processes. */
   migrate(): Promise<MigrateResult>;
-  /** The migrations not applied yet (`001_init`, ...), without applying them or writing anything. */
+  /**
+   * What `migrate` has to do, without doing it or writing anything: the migrations not applied
+   * yet (`001_init`, ...), and `views` when the views or the data dictionary changed.
+   */
   pendingMigrations(): Promise<string[]>;
 
   upsertMonitoringTasks(rows: readonly MonitoringTaskRow[]): Promise<Written>;

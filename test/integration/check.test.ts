@@ -96,6 +96,49 @@ for (const target of warehouseTargets('check')) {
       ).toEqual([true, true, true, true, true, true]);
     });
 
+    it.runIf(target.dialect === 'postgres')(
+      'runs under a read-only role on an up-to-date warehouse, and says to migrate when it is not',
+      async () => {
+        const role = `geo_ro_${Math.random().toString(36).slice(2, 10)}`;
+        const admin = async (sql: string) => {
+          const pg = (await import('pg')).default;
+          const c = new pg.Client(warehouse);
+          await c.connect();
+          try {
+            await c.query(sql);
+          } finally {
+            await c.end();
+          }
+        };
+        await admin(`CREATE ROLE ${role} LOGIN`);
+        try {
+          await admin(
+            `GRANT USAGE ON SCHEMA geo TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA geo TO ${role}`,
+          );
+          const url = new URL(warehouse);
+          url.username = role;
+          const reader = () => ({ ...env(), GEO_WAREHOUSE: url.toString() });
+          for (const args of [['check', ...range()], ['runs'], ['state', 'show', ...range()]]) {
+            const r = await runCli(args, reader());
+            expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr.slice(-2000)}`).toBe(0);
+          }
+          // An upgrade that changed the views: the reader may not re-create them, and says so.
+          await damage(`UPDATE geo.schema_migrations SET name = 'older' WHERE version = 'views'`);
+          const stale = await runCli(['check', ...range()], reader());
+          expect(stale.code).toBe(1);
+          expect(stale.stderr).toMatch(
+            /needs views and could not apply it \(.*permission denied.*\): run geo-sync migrate with a role that may change the schema/,
+          );
+          // The owner's next command brings them up to date, and the reader goes on.
+          expect((await runCli(['check', ...range()], env())).code).toBe(0);
+          expect((await runCli(['check', ...range()], reader())).code).toBe(0);
+        } finally {
+          await admin(`DROP OWNED BY ${role}`);
+          await admin(`DROP ROLE ${role}`);
+        }
+      },
+    );
+
     it('asks a task that left the scope for its known days only, and counts only whole-scope runs as fresh', async () => {
       const checks = async () => {
         const r = await runCli(['check', ...range(), '--json'], env());

@@ -4,7 +4,7 @@
  * beyond the database mutex the connection holds and DuckDB's own file lock), each migration in
  * its own transaction with its geo.schema_migrations row.
  */
-import type { Migration, MigrationStore } from '../migrate.ts';
+import { VIEWS_VERSION, type Migration, type MigrationStore } from '../migrate.ts';
 import type { Connection, Driver } from './driver.ts';
 
 export class CoreMigrationStore implements MigrationStore {
@@ -51,8 +51,23 @@ export class CoreMigrationStore implements MigrationStore {
     });
   }
 
-  async replaceViews(sql: string): Promise<void> {
-    await this.inTransaction(() => this.c.execute(sql));
+  async replaceViews(sql: string, hash: string): Promise<void> {
+    await this.inTransaction(async () => {
+      await this.c.execute(sql);
+      await this.c.execute(
+        `INSERT INTO geo.schema_migrations (version, name) VALUES ($1, $2)
+         ON CONFLICT (version) DO UPDATE SET name = excluded.name, applied_at = now()`,
+        [VIEWS_VERSION, hash],
+      );
+    });
+  }
+
+  async viewsHash(): Promise<string | null> {
+    const rows = await this.c.rows<{ name: string }>(
+      'SELECT name FROM geo.schema_migrations WHERE version = $1',
+      [VIEWS_VERSION],
+    );
+    return rows[0]?.name ?? null;
   }
 
   private async inTransaction(fn: () => Promise<unknown>): Promise<void> {

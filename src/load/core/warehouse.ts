@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type * as Row from '../../transform/rows.ts';
 import { shanghaiDayOf } from '../../time.ts';
 import { FenceLostError } from '../errors.ts';
-import { readMigrations, runMigrations } from '../migrate.ts';
+import { pendingMigrations, readMigrations, runMigrations } from '../migrate.ts';
 import {
   BALANCE_SNAPSHOTS,
   DEDUCTIONS,
@@ -125,11 +125,7 @@ export class CoreWarehouse implements Warehouse {
 
   async pendingMigrations(): Promise<string[]> {
     const set = await readMigrations(this.driver.dialect);
-    const applied = await this.driver.connection(async (c) => {
-      const store = new CoreMigrationStore(this.driver, c);
-      return (await store.hasLedger()) ? store.appliedVersions() : new Set<string>();
-    });
-    return set.migrations.filter((m) => !applied.has(m.version)).map((m) => m.id);
+    return this.driver.connection((c) => pendingMigrations(new CoreMigrationStore(this.driver, c), set));
   }
 
   async migrate(): Promise<MigrateResult> {
