@@ -1,5 +1,5 @@
 /** Turns fetched executions into one warehouse batch (the transform step of the flow). */
-import type { ExecutionBundle, ExecutionChild } from '../extract/execution.ts';
+import type { ExecutionBundle, ExecutionChild, ExecutionChildren } from '../extract/execution.ts';
 import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
 import { toExecutionRow, toRankRows } from '../transform/executions.ts';
 import type { ChildCollection, ExecutionBatch } from '../transform/rows.ts';
@@ -20,6 +20,23 @@ const KEEPS: Record<ExecutionChild, ChildCollection> = {
   detail: 'times',
 };
 
+/**
+ * The rows of an execution's children: what a run writes (addToBatch) and what `verify` compares
+ * the stored rows with, built in this one place so the two cannot drift apart.
+ */
+export function childRows(
+  id: number,
+  c: ExecutionChildren,
+): Pick<ExecutionBatch, 'sources' | 'screenshots' | 'products' | 'cards'> {
+  return {
+    sources: c.sources.map((s) => toSourceRow(s, c.legacySources?.get(s.source_id) ?? null)),
+    // An execution without a screenshot answers the 2.7 object with an empty URL: no row for it.
+    screenshots: c.screenshot && c.screenshot.screenshot_url !== '' ? [toScreenshotRow(c.screenshot)] : [],
+    products: [toProductsRow(id, { ...c.products })],
+    cards: toCardRows(id, c.products.cards),
+  };
+}
+
 /** `fingerprint`: the listed item's (fingerprintOf), computed once by the unit that listed it. */
 export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle, fingerprint: string): void {
   const id = b.item.prompt_task_id;
@@ -28,12 +45,11 @@ export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle, fingerprin
   }
   batch.executions.push(toExecutionRow(b.item, b.detail));
   batch.ranks.push(...toRankRows(id, b.item.rank_details));
-  for (const s of b.sources) batch.sources.push(toSourceRow(s, b.legacySources?.get(s.source_id) ?? null));
-  // An execution without a screenshot answers the 2.7 object with an empty URL: no row for it.
-  if (b.screenshot && b.screenshot.screenshot_url !== '')
-    batch.screenshots.push(toScreenshotRow(b.screenshot));
-  batch.products.push(toProductsRow(id, { ...b.products }));
-  batch.cards.push(...toCardRows(id, b.products.cards));
+  const rows = childRows(id, b);
+  batch.sources.push(...rows.sources);
+  batch.screenshots.push(...rows.screenshots);
+  batch.products.push(...rows.products);
+  batch.cards.push(...rows.cards);
   // Written whatever the run's change detection: a later run with it on can then skip this one.
   (batch.fingerprints ??= []).push({
     prompt_task_id: id,

@@ -15,7 +15,7 @@ import {
 import type { VerifiedTable, Warehouse } from '../load/warehouse.ts';
 import { storedJson, storedText } from '../load/text.ts';
 import type { Json } from '../transform/rows.ts';
-import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
+import { childRows } from './batch.ts';
 import { apiTimestampToIso } from '../transform/time.ts';
 import { canonicalJson } from './fingerprint.ts';
 
@@ -134,6 +134,7 @@ export function compareRows(
 
 /** The rows the warehouse would hold for these children (as the sync's batch writes them). */
 function apiRows(id: number, c: ExecutionChildren): Record<VerifiedTable, Row[]> {
+  const rows = childRows(id, c);
   return {
     prompt_executions: c.detail
       ? [
@@ -144,15 +145,10 @@ function apiRows(id: number, c: ExecutionChildren): Record<VerifiedTable, Row[]>
           },
         ]
       : [],
-    execution_sources: c.sources.map(
-      (s) => toSourceRow(s, c.legacySources?.get(s.source_id) ?? null) as unknown as Row,
-    ),
-    execution_screenshots:
-      c.screenshot && c.screenshot.screenshot_url !== ''
-        ? [toScreenshotRow(c.screenshot) as unknown as Row]
-        : [],
-    execution_products: [toProductsRow(id, { ...c.products }) as unknown as Row],
-    product_cards: toCardRows(id, c.products.cards) as unknown as Row[],
+    execution_sources: rows.sources as unknown as Row[],
+    execution_screenshots: rows.screenshots as unknown as Row[],
+    execution_products: rows.products as unknown as Row[],
+    product_cards: rows.cards as unknown as Row[],
   };
 }
 
