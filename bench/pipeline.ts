@@ -11,7 +11,7 @@ import { Pool, type Dispatcher } from 'undici';
 // tsx's transpiled sources wrap closures in `__name()` calls that the shipped code does not have.
 import { createApi, runLocked } from '../dist/app.js';
 import { loadConfig } from '../dist/config.js';
-import { openWarehouse, type Warehouse } from '../dist/load/index.js';
+import { openWarehouse, type Warehouse, type Written } from '../dist/load/index.js';
 import { silentLogger } from '../dist/log.js';
 import type { RunSummary } from '../dist/sync/run.js';
 import type { ExecutionBatch } from '../dist/transform/rows.js';
@@ -81,7 +81,12 @@ function withoutExecutionWrites(
 ): Warehouse {
   return new Proxy(warehouse, {
     get(target, key) {
-      if (key === 'writeExecutionBatch') return (batch: ExecutionBatch) => onBatch(batch);
+      // Written (in the product's sense): nothing stored, so no text value changed either.
+      if (key === 'writeExecutionBatch')
+        return async (batch: ExecutionBatch): Promise<Written> => {
+          await onBatch(batch);
+          return { textValuesChanged: 0 };
+        };
       if (key === 'completeUnit') return () => Promise.resolve();
       const value: unknown = Reflect.get(target, key, target);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
