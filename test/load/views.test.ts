@@ -7,6 +7,7 @@
  * that is not owned, and two ISO weeks; then the week's edges (Sunday, Monday, ISO years that
  * differ from the calendar year).
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/load/index.ts';
 import { readReportData } from '../../src/report/queries.ts';
@@ -1186,6 +1187,21 @@ for (const dialect of DIALECTS) {
       for (const view of ['citations_daily', 'citations_weekly']) {
         const got = await w.query(`SELECT domain, owned FROM geo.${view} WHERE task_id = 50 ORDER BY domain`);
         expect(Object.fromEntries(got.map((x) => [x.domain, x.owned])), view).toEqual(owned);
+      }
+    });
+
+    it("the README's example queries of the views run as written", async () => {
+      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const section = readme.slice(readme.indexOf('### BI views'), readme.indexOf('### The data dictionary'));
+      const statements = [...section.matchAll(/```sql\n([\s\S]*?)```/g)]
+        .flatMap((m) => m[1]!.split(';'))
+        .map((q) => q.replace(/--.*$/gm, '').trim())
+        .filter(Boolean);
+      // Three for the older views, one for each modelled view's section.
+      expect(statements.length).toBeGreaterThanOrEqual(8);
+      for (const q of statements) {
+        const got = await w.query(q).catch((e: unknown) => e);
+        expect(got, q).toBeInstanceOf(Array);
       }
     });
   });
