@@ -79,9 +79,10 @@ export class RunContext {
 
   /**
    * Skip the children of executions whose listed item is unchanged (fingerprint) and whose
-   * children were complete last time. Off with `changeDetection: false` or a run's `--reread`.
+   * children were complete last time. Off with `changeDetection: false` (a run's `--reread`
+   * passes a config saying so).
    */
-  changeDetection: boolean;
+  readonly changeDetection: boolean;
 
   constructor(
     readonly runId: string,

@@ -143,8 +143,9 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
   const started = now();
   const runId = newRunId(started);
   const logger = deps.logger.child({ runId });
-  const ctx = new RunContext(runId, deps.api, deps.warehouse, logger, deps.config, deps.signal, now);
-  if (opts.reread) ctx.changeDetection = false;
+  // --reread: this run reads every child, whatever the configuration says.
+  const config = opts.reread ? { ...deps.config, changeDetection: false } : deps.config;
+  const ctx = new RunContext(runId, deps.api, deps.warehouse, logger, config, deps.signal, now);
   deps.bindRejectSink?.((r) => ctx.reject(r));
   const c = ctx.counters;
   const failedUnits: RunSummary['failedUnits'] = [];
