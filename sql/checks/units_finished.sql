@@ -5,7 +5,7 @@
 -- Only while the task is still synced: platform_tasks rows are never deleted, so a task that left
 -- the sync scope (its monitoring task ended, or the key lost it) would otherwise fail every day
 -- after it left, forever. A task is still synced when the latest successful run that resolved the
--- scope (kind sync, backfill or schedule, not a distributed job attempt; see freshness.sql) wrote
+-- scope (kind sync, backfill, schedule or demo, not a job attempt; see freshness.sql) wrote
 -- its platform_tasks row (synced_at, which every upsert sets, is not before that run started).
 -- A task it did not write is required only up to the last day the warehouse knows it (its last
 -- checkpoint, execution or failure). So a run scoped to some customers leaves the others' tasks
@@ -24,7 +24,7 @@ known AS (
 ),
 latest_scope AS (
   SELECT max(started_at) AS started_at FROM geo.sync_runs
-  WHERE status = 'success' AND kind IN ('sync', 'backfill', 'schedule') AND (args -> 'job') IS NULL
+  WHERE status = 'success' AND kind IN ('sync', 'backfill', 'schedule', 'demo') AND (args -> 'job') IS NULL
 )
 SELECT p.task_id, d.day AS date,
   CASE WHEN c.task_id IS NULL THEN 'no checkpoint' ELSE 'failed after its checkpoint' END AS state,

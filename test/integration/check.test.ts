@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/load/index.ts';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { runCli } from '../helpers/cli.ts';
-import { warehouseTargets } from '../helpers/targets.ts';
+import { duckdbTarget, warehouseTargets } from '../helpers/targets.ts';
 
 let sim: RunningSimulator;
 let dates: string[];
@@ -172,7 +172,7 @@ for (const target of warehouseTargets('check')) {
       await damage(`DELETE FROM geo.sync_checkpoints WHERE task_id = ${gone}`);
       await damage(`DELETE FROM geo.platform_tasks WHERE task_id = ${gone}`);
 
-      // Freshness: a recent demo, job attempt or enqueue says nothing of the synced data.
+      // Freshness: a recent diagnose, job attempt or enqueue says nothing of the synced data.
       await damage(
         `UPDATE geo.sync_runs SET started_at = started_at - INTERVAL '3 days', finished_at = finished_at - INTERVAL '3 days'`,
       );
@@ -181,7 +181,7 @@ for (const target of warehouseTargets('check')) {
           `INSERT INTO geo.sync_runs (run_id, kind, args, started_at, finished_at, status, requests, retries, rate_limited, rejects, units_total, units_done, units_failed)
            VALUES ('${id}', '${kind}', '${args}', now(), now(), 'success', 0, 0, 0, 0, 0, 0, 0)`,
         );
-      await recent('by-hand-demo', 'demo', '{}');
+      await recent('by-hand-diagnose', 'diagnose', '{}');
       await recent('by-hand-job', 'backfill', '{"job":"j1"}');
       await recent('by-hand-enqueue', 'backfill', '{"phase":"enqueue"}');
       expect((await checks()).freshness!.passed).toBe(false);
@@ -248,3 +248,21 @@ for (const target of warehouseTargets('check')) {
     });
   });
 }
+
+describe('check on the demo warehouse', () => {
+  const wh = duckdbTarget('check-demo');
+  afterAll(() => wh.drop());
+
+  it('passes every check right after `geo-sync demo`', async () => {
+    const warehouse = await wh.create();
+    const demo = await runCli(
+      ['demo', '--warehouse', warehouse, '--days', '2', '--executions-per-day', '40'],
+      {},
+    );
+    expect(demo.code, demo.stderr.slice(-2000)).toBe(0);
+    // The default range: the week through yesterday, which holds the demo's days.
+    const r = await runCli(['check'], { GEO_WAREHOUSE: warehouse });
+    expect(r.code, r.stdout + r.stderr.slice(-2000)).toBe(0);
+    expect(r.stdout).not.toContain('FAIL');
+  }, 120_000);
+});
