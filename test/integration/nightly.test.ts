@@ -266,3 +266,147 @@ for (const target of warehouseTargets('nightly')) {
     }, 120_000);
   });
 }
+
+/**
+ * Issue 21 item 4, one night per change: each mutation is followed by its own scheduled run,
+ * which reads exactly the executions whose item changed and leaves the warehouse equal to a fresh
+ * full sync of that night's world (the child-only change excepted: that is what verify and
+ * --reread are for, tested above).
+ */
+for (const target of warehouseTargets('nightly-each')) {
+  describe.skipIf(target.skip)(`one night per change, into ${target.dialect}`, () => {
+    let sim: RunningSimulator;
+    let url: string;
+    let dates: string[];
+    const freshTargets: ReturnType<typeof warehouseTargets>[number][] = [];
+
+    beforeAll(async () => {
+      url = await target.create();
+      sim = await startSimulator({ seed: 2121, days: 2, executionsPerDay: 16 });
+      dates = sim.world.dates();
+    });
+    afterAll(async () => {
+      await sim?.close();
+      await target.drop();
+      for (const t of freshTargets) await t.drop();
+    });
+
+    const nightly = (into: string) =>
+      syncOnce({
+        baseUrl: sim.url,
+        target: into,
+        dates,
+        kind: 'schedule',
+        config: {
+          lookbackDays: 1,
+          enrich: {
+            diagnosis: false,
+            finance: false,
+            taskConfig: false,
+            legacySources: false,
+            executionTimes: false,
+          },
+        },
+      });
+    /** A full sync of the world as it is now, into a warehouse of its own. */
+    const freshDump = async () => {
+      const t =
+        target.dialect === 'duckdb'
+          ? duckdbTarget(`nightly-each-${freshTargets.length}`)
+          : postgresTarget('each');
+      freshTargets.push(t);
+      const into = await t.create();
+      expect((await nightly(into)).status).toBe('success');
+      return dumpData(into);
+    };
+
+    it('each change alone: read alone, and the warehouse equal to a fresh sync after its night', async () => {
+      const first = await nightly(url);
+      expect(first.status).toBe('success');
+      const all = dates.flatMap((d) =>
+        sim.world.allPlatformTasks().flatMap((t) => [...sim.world.executions(t.task_id, d)]),
+      );
+      const missing = all.find((e) => e.result_status === 'missing')!;
+      const available = all.find((e) => e.result_status === 'available')!;
+      const noShot = all.find((e) => e.screenshot_url === null && e !== missing && e !== available)!;
+      const gone = all.find((e) => ![missing, available, noShot].includes(e))!;
+      const childOnly = all.find(
+        (e) =>
+          ![missing, available, noShot, gone].includes(e) && sim.world.sources(e.prompt_task_id).length > 1,
+      )!;
+      const m = sim.world.mutations;
+      const project = sim.world.allPlatformTasks()[0]!.project_id;
+      let deleted = 0;
+      const nights: {
+        change: string;
+        apply: () => void;
+        read: number;
+        screenshots: number;
+        exact: boolean;
+      }[] = [
+        {
+          change: 'late answer',
+          apply: () => m.setAnswer(missing.prompt_task_id, 'a late answer'),
+          read: 1,
+          screenshots: 1,
+          exact: true,
+        },
+        {
+          change: 'answer saved again',
+          apply: () => m.setAnswer(available.prompt_task_id, 'saved again'),
+          read: 1,
+          screenshots: 1,
+          exact: true,
+        },
+        {
+          change: 'late screenshot',
+          apply: () => void m.takeScreenshot(noShot.prompt_task_id),
+          read: 1,
+          screenshots: 1,
+          exact: true,
+        },
+        {
+          change: 'renamed monitoring task',
+          apply: () => m.renameMonitoringTask(project, 'Renamed'),
+          read: 0,
+          screenshots: 0,
+          exact: true,
+        },
+        {
+          change: 'deleted upstream',
+          apply: () => {
+            m.deleteExecution(gone.prompt_task_id);
+            deleted = 1;
+          },
+          read: 0,
+          screenshots: 0,
+          exact: true,
+        },
+        {
+          change: 'a source removed behind its unchanged item',
+          apply: () => m.removeSource(sim.world.sources(childOnly.prompt_task_id)[0]!.source_id),
+          read: 0,
+          screenshots: 0,
+          exact: false,
+        },
+      ];
+      for (const night of nights) {
+        night.apply();
+        sim.stats.reset();
+        const run = await nightly(url);
+        expect(run.status, night.change).toBe('success');
+        expect(run.counters.executionsRead, night.change).toBe(night.read);
+        expect(run.counters.executionsUnchanged, night.change).toBe(all.length - deleted - night.read);
+        expect(sim.stats.byEndpoint[SCREENSHOT] ?? 0, night.change).toBe(night.screenshots);
+        const want = await freshDump();
+        const got = await dumpData(url);
+        for (const table of Object.keys(want)) {
+          if (night.exact || table !== 'execution_sources')
+            expect(got[table], `${night.change}: ${table}`).toEqual(want[table]);
+        }
+        if (!night.exact)
+          expect(got.execution_sources!.length, night.change).toBe(want.execution_sources!.length + 1);
+      }
+    }, 180_000);
+  });
+}
