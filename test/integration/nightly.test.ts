@@ -22,6 +22,26 @@ import { duckdbTarget, postgresTarget, warehouseTargets } from '../helpers/targe
 const SEARCHES = 'GET /api/v2/geo/prompt/searches';
 const SCREENSHOT = 'GET /api/v2/geo/prompt/screenshot';
 
+/** A scheduled run: the look-back window (the world's two days) re-read without --force. */
+const scheduledRun = (sim: RunningSimulator, into: string, reread = false) =>
+  syncOnce({
+    baseUrl: sim.url,
+    target: into,
+    dates: sim.world.dates(),
+    kind: 'schedule',
+    reread,
+    config: {
+      lookbackDays: 1,
+      enrich: {
+        diagnosis: false,
+        finance: false,
+        taskConfig: false,
+        legacySources: false,
+        executionTimes: false,
+      },
+    },
+  });
+
 for (const target of warehouseTargets('nightly')) {
   describe.skipIf(target.skip)(`the nightly run into ${target.dialect}`, () => {
     const freshTarget = target.dialect === 'duckdb' ? duckdbTarget('nightly-fresh') : postgresTarget('fresh');
@@ -40,25 +60,7 @@ for (const target of warehouseTargets('nightly')) {
       await freshTarget.drop();
     });
 
-    /** A scheduled run: the look-back window (both days) re-read without --force. */
-    const nightly = (into = url, reread = false) =>
-      syncOnce({
-        baseUrl: sim.url,
-        target: into,
-        dates,
-        kind: 'schedule',
-        reread,
-        config: {
-          lookbackDays: 1,
-          enrich: {
-            diagnosis: false,
-            finance: false,
-            taskConfig: false,
-            legacySources: false,
-            executionTimes: false,
-          },
-        },
-      });
+    const nightly = (into = url, reread = false) => scheduledRun(sim, into, reread);
     const q = (sql: string, params: (string | number)[] = []) =>
       withWarehouse(url, (w) => w.query(sql, params));
     /** verify over every stored execution (a sample larger than the warehouse). */
@@ -291,23 +293,7 @@ for (const target of warehouseTargets('nightly-each')) {
       for (const t of freshTargets) await t.drop();
     });
 
-    const nightly = (into: string) =>
-      syncOnce({
-        baseUrl: sim.url,
-        target: into,
-        dates,
-        kind: 'schedule',
-        config: {
-          lookbackDays: 1,
-          enrich: {
-            diagnosis: false,
-            finance: false,
-            taskConfig: false,
-            legacySources: false,
-            executionTimes: false,
-          },
-        },
-      });
+    const nightly = (into: string) => scheduledRun(sim, into);
     /** A full sync of the world as it is now, into a warehouse of its own. */
     const freshDump = async () => {
       const t =
