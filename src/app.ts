@@ -98,6 +98,14 @@ export function createApi(
 }
 
 /**
+ * The warehouse, migrated when this version has something to apply (a migration, or views and
+ * comments that differ from those applied), and only then: an up-to-date warehouse is opened
+ * without a single schema statement. So a read-only role (the one the README gives BI tools) can
+ * run the commands that only read, and a nightly run does not re-create the views under the BI
+ * queries reading them (PostgreSQL's CREATE OR REPLACE VIEW waits for every query on the view and
+ * makes the next ones wait behind it). When a migration is due and this role may not apply it,
+ * one line says what to do. `geo-sync migrate` always re-creates the views.
+ *
  * `lockWaitMs`: how long to wait for a DuckDB file another process has open; `signal` ends that
  * wait at once.
  */
@@ -113,23 +121,6 @@ export async function openMigratedWarehouse(
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
   try {
-    await warehouse.migrate();
-  } catch (e) {
-    await warehouse.close().catch(() => undefined);
-    throw e;
-  }
-  return warehouse;
-}
-
-/**
- * The warehouse of a command that only reads it (check, report, verify, runs, state show):
- * migrated only when this version has something to apply (a migration, changed views or
- * comments), so a read-only role (the one the README gives BI tools) can run them on a warehouse
- * that is up to date. When it is not, and this role may not migrate, one line says what to do.
- */
-export async function openReadingWarehouse(config: Config, logger: Logger): Promise<Warehouse> {
-  const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
-  try {
     const pending = await warehouse.pendingMigrations();
     if (pending.length > 0) {
       try {
@@ -138,6 +129,7 @@ export async function openReadingWarehouse(config: Config, logger: Logger): Prom
         const why = e instanceof Error ? e.message : String(e);
         throw new Error(
           `${warehouse.description} needs ${pending.join(', ')} and could not apply it (${why}): run geo-sync migrate with a role that may change the schema, then this command again`,
+          { cause: e },
         );
       }
     }

@@ -3,7 +3,7 @@
  * when all pass, 3 otherwise.
  */
 import { Command } from 'commander';
-import { openReadingWarehouse } from '../app.ts';
+import { openMigratedWarehouse } from '../app.ts';
 import { formatCheckResults, runChecks } from '../quality/checks.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import {
@@ -41,7 +41,7 @@ export function checkCommand(): Command {
       action(async (opts: CheckOpts) => {
         const { from, to } = weekRange(opts);
         const config = configFrom(opts);
-        const warehouse = await openReadingWarehouse(config, loggerFor(config));
+        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         try {
           const results = await runChecks(warehouse, {
             from,

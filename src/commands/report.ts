@@ -2,7 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Command } from 'commander';
-import { openReadingWarehouse } from '../app.ts';
+import { openMigratedWarehouse } from '../app.ts';
 import {
   action,
   collectIds,
@@ -34,7 +34,7 @@ export function reportCommand(): Command {
       action(async (opts: ReportOpts) => {
         checkDayOrder(opts.from, opts.to);
         const config = configFrom(opts);
-        const warehouse = await openReadingWarehouse(config, loggerFor(config));
+        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         let html: string;
         try {
           // Loaded here, not at start-up: vega is large and only this command needs it.

@@ -3,7 +3,7 @@
  * forgetting checkpoints so that the next run re-reads exactly those units.
  */
 import { Command } from 'commander';
-import { openMigratedWarehouse, openReadingWarehouse } from '../app.ts';
+import { openMigratedWarehouse } from '../app.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import { dayStates, unitStatuses } from '../sync/state.ts';
 import { daysBetween } from '../transform/time.ts';
@@ -49,7 +49,7 @@ function showCommand(): Command {
       action(async (opts: RangeOpts & { units: boolean; json: boolean }) => {
         const { from, to } = weekRange(opts);
         const config = configFrom(opts);
-        const warehouse = await openReadingWarehouse(config, loggerFor(config));
+        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         try {
           const days = daysBetween(from, to);
           const tasks = await warehouse.platformTaskIds();

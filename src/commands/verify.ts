@@ -5,7 +5,7 @@
  * where this finds nothing night after night.
  */
 import { Command } from 'commander';
-import { createApi, openReadingWarehouse, UsageError } from '../app.ts';
+import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import { formatVerify, verifyPassed, verifyExecutions } from '../sync/verify.ts';
 import {
@@ -51,7 +51,7 @@ export function verifyCommand(): Command {
         const logger = loggerFor(config);
         const api = createApi(config, logger);
         try {
-          const warehouse = await openReadingWarehouse(config, logger);
+          const warehouse = await openMigratedWarehouse(config, logger);
           try {
             const result = await verifyExecutions(api.port, warehouse, {
               sample: opts.sample,

@@ -1,6 +1,6 @@
 /** `geo-sync migrate` and `geo-sync runs`. */
 import { Command } from 'commander';
-import { openReadingWarehouse } from '../app.ts';
+import { openMigratedWarehouse } from '../app.ts';
 import { migrateQueue, QUEUE_SCHEMA, queueExists, withClient } from '../distributed/queue.ts';
 import { backfillStatusLines } from '../distributed/wait.ts';
 import { openWarehouse, parseWarehouseTarget } from '../load/index.ts';
@@ -47,7 +47,7 @@ export function runsCommand(): Command {
     .action(
       action(async (opts: CommonOpts & { limit: number; json: boolean }) => {
         const config = configFrom(opts);
-        const warehouse = await openReadingWarehouse(config, loggerFor(config));
+        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
         try {
           const runs = await warehouse.listRuns(opts.limit);
           if (opts.json) {
