@@ -151,13 +151,10 @@ export interface Warehouse {
    */
   completeUnit(unit: UnitCompletion): Promise<void>;
   /**
-   * Change detection: per unit (key `task_id|date`, every unit asked for has one), the
-   * fingerprints of its stored executions whose children were read completely, by
-   * prompt_task_id (an execution no longer stored has none). One query for all the units.
+   * Change detection: the fingerprints of the unit's stored executions whose children were read
+   * completely, by prompt_task_id (an execution no longer stored has none).
    */
-  completeFingerprints(
-    units: readonly { task_id: number; date: string }[],
-  ): Promise<Map<string, Map<number, string>>>;
+  completeFingerprints(task_id: number, date: string): Promise<Map<number, string>>;
   /**
    * `--dry-run`: per stored unit of `dates` (key `task_id|date`), its executions and how many of
    * them have complete children.

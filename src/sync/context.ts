@@ -8,7 +8,6 @@ import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import type { Warehouse, Written } from '../load/warehouse.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
-import { FingerprintReader } from './fingerprint-reader.ts';
 import { Slots } from './slots.ts';
 import { GroupWriter } from './writer.ts';
 
@@ -85,9 +84,6 @@ export class RunContext {
    */
   readonly changeDetection: boolean;
 
-  /** The units' stored fingerprints, read for many units at once. */
-  readonly fingerprints: FingerprintReader;
-
   constructor(
     readonly runId: string,
     readonly api: ApiPort,
@@ -98,7 +94,6 @@ export class RunContext {
     readonly now: () => Date,
   ) {
     this.changeDetection = config.changeDetection;
-    this.fingerprints = new FingerprintReader(warehouse);
     this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
     this.writer = new GroupWriter(
       async (batch, completions) => {

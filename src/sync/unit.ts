@@ -77,7 +77,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   // Change detection: the fingerprints of this unit's executions stored with complete children.
   // Read while the first page is on its way.
   const stored: Promise<Map<number, string>> | null = ctx.changeDetection
-    ? ctx.fingerprints.read(unit.task_id, unit.date)
+    ? ctx.warehouse.completeFingerprints(unit.task_id, unit.date)
     : null;
   stored?.catch(() => undefined);
 

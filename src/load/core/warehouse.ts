@@ -197,28 +197,17 @@ export class CoreWarehouse implements Warehouse {
   completeUnit(unit: UnitCompletion): Promise<void> {
     return this.fenced((c) => closeUnit(this.driver, c, unit));
   }
-  async completeFingerprints(
-    units: readonly { task_id: number; date: string }[],
-  ): Promise<Map<string, Map<number, string>>> {
-    const out = new Map(units.map((u) => [unitKeyOf(u.task_id, u.date), new Map<number, string>()]));
-    if (units.length === 0) return out;
-    const { bigint, date } = this.driver.types;
-    const values = units
-      .map((_, i) => `(CAST($${2 * i + 1} AS ${bigint}), CAST($${2 * i + 2} AS ${date}))`)
-      .join(', ');
+  async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
     const rows = await this.driver.connection((c) =>
-      c.rows<{ task_id: number; date: string; prompt_task_id: number; fingerprint: string }>(
-        `SELECT e.task_id, CAST(e.date_time AS VARCHAR) AS date, f.prompt_task_id, f.fingerprint
-         FROM (VALUES ${values}) AS u(task_id, date)
-         JOIN geo.prompt_executions e ON e.task_id = u.task_id AND e.date_time = u.date
-         JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
-         WHERE f.children_complete`,
-        units.flatMap((u) => [u.task_id, u.date]),
+      c.rows<{ prompt_task_id: number; fingerprint: string }>(
+        `SELECT f.prompt_task_id, f.fingerprint
+         FROM geo.execution_fingerprints f JOIN geo.prompt_executions e ON e.prompt_task_id = f.prompt_task_id
+         WHERE e.task_id = CAST($1 AS ${this.driver.types.bigint})
+           AND e.date_time = CAST($2 AS ${this.driver.types.date}) AND f.children_complete`,
+        [task_id, date],
       ),
     );
-    for (const r of rows)
-      out.get(unitKeyOf(Number(r.task_id), String(r.date)))?.set(Number(r.prompt_task_id), r.fingerprint);
-    return out;
+    return new Map(rows.map((r) => [Number(r.prompt_task_id), r.fingerprint]));
   }
   async storedUnits(
     dates: readonly string[],
