@@ -77,13 +77,6 @@ export class RunContext {
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
 
-  /**
-   * Skip the children of executions whose listed item is unchanged (fingerprint) and whose
-   * children were complete last time. Off with `changeDetection: false` (a run's `--reread`
-   * passes a config saying so).
-   */
-  readonly changeDetection: boolean;
-
   constructor(
     readonly runId: string,
     readonly api: ApiPort,
@@ -93,7 +86,6 @@ export class RunContext {
     readonly signal: AbortSignal | undefined,
     readonly now: () => Date,
   ) {
-    this.changeDetection = config.changeDetection;
     this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
     this.writer = new GroupWriter(
       async (batch, completions) => {

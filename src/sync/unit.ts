@@ -76,7 +76,8 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
 
   // Change detection: the fingerprints of this unit's executions stored with complete children.
   // Read while the first page is on its way.
-  const stored: Promise<Map<number, string>> | null = ctx.changeDetection
+  // Off with `changeDetection: false`; a run's --reread passes a config saying so.
+  const stored: Promise<Map<number, string>> | null = config.changeDetection
     ? ctx.warehouse.completeFingerprints(unit.task_id, unit.date)
     : null;
   stored?.catch(() => undefined);
