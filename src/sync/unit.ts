@@ -35,7 +35,7 @@ export function isFatal(e: unknown): boolean {
   return isGeoApiError(e) && e.code === 'UNAUTHORIZED';
 }
 
-function isForbidden(e: unknown): boolean {
+export function isForbidden(e: unknown): boolean {
   return isGeoApiError(e) && e.code === 'FORBIDDEN';
 }
 

@@ -16,7 +16,8 @@ import type { VerifiedTable, Warehouse } from '../load/warehouse.ts';
 import { storedJson, storedText } from '../load/text.ts';
 import type { Json } from '../transform/rows.ts';
 import { childRows } from './batch.ts';
-import { apiTimestampToIso } from '../transform/time.ts';
+import { executionTimes } from '../transform/executions.ts';
+import { isFatal, isForbidden } from './unit.ts';
 import { canonicalJson } from './fingerprint.ts';
 
 export interface Difference {
@@ -82,8 +83,9 @@ function comparable(kind: string, v: unknown): string | null {
       return String(Boolean(v));
     // Both sides as the warehouse stores them (the text rule, load/text.ts): an API value holding
     // U+0000 or a lone surrogate is stored changed, and that is not drift.
+    // Both warehouses read JSON columns back parsed: a string here is a JSON string value.
     case 'json':
-      return canonicalJson(storedJson((typeof v === 'string' ? JSON.parse(v) : v) as Json));
+      return canonicalJson(storedJson(v as Json));
     default:
       return storedText(String(v));
   }
@@ -136,15 +138,7 @@ export function compareRows(
 function apiRows(id: number, c: ExecutionChildren): Record<VerifiedTable, Row[]> {
   const rows = childRows(id, c);
   return {
-    prompt_executions: c.detail
-      ? [
-          {
-            prompt_task_id: id,
-            created_at: apiTimestampToIso(c.detail.created_at),
-            updated_at: apiTimestampToIso(c.detail.updated_at),
-          },
-        ]
-      : [],
+    prompt_executions: c.detail ? [{ prompt_task_id: id, ...executionTimes(c.detail) }] : [],
     execution_sources: rows.sources as unknown as Row[],
     execution_screenshots: rows.screenshots as unknown as Row[],
     execution_products: rows.products as unknown as Row[],
@@ -194,8 +188,13 @@ export async function verifyExecutions(
     unread: [],
     failed: [],
   };
-  // One execution that cannot be read (after the client's retries) costs only itself.
+  // One execution that cannot be read (after the client's retries) costs only itself; a key that
+  // is refused stops verify as it stops a run (a 401; a 403 when auth/user refuses it too).
   const children = await Promise.allSettled(sample.map((s) => fetchChildren(api, s, opts)));
+  const rejected = children.flatMap((c) => (c.status === 'rejected' ? [c.reason as unknown] : []));
+  const fatal = rejected.find(isFatal);
+  if (fatal !== undefined) throw fatal;
+  if (rejected.some(isForbidden)) await api.checkKey();
   sample.forEach((s, i) => {
     const id = s.prompt_task_id;
     const settled = children[i]!;
@@ -209,8 +208,12 @@ export async function verifyExecutions(
       result.goneUpstream.push(id);
       return;
     }
-    const unread = new Set<string>(c.unread.map((u) => (u.child === 'legacySources' ? 'sources' : u.child)));
+    // Children not read, or read incompletely (an item quarantined, a list that shifted between
+    // pages): what was read is no account of what is stored, so they are not compared.
+    const table = (child: string) => (child === 'legacySources' ? 'sources' : child);
+    const unread = new Set<string>([...c.unread.map((u) => table(u.child)), ...c.partial.map(table)]);
     for (const u of c.unread) result.unread.push({ prompt_task_id: id, child: u.child });
+    for (const p of c.partial) result.unread.push({ prompt_task_id: id, child: `${p} (read incompletely)` });
     const fromApi = apiRows(id, c);
     for (const t of tables) {
       if (unread.has(CHILD_OF[t.table])) continue;
@@ -237,11 +240,16 @@ export function formatVerify(r: VerifyResult): string {
     lines.push(`execution ${u.prompt_task_id}: ${u.child} could not be read, not compared`);
   for (const f of r.failed)
     lines.push(`execution ${f.prompt_task_id}: could not be read (${f.error}), not compared`);
-  if (r.sampled === 0)
-    lines.push('nothing verified: no stored execution (with its children read completely) in the range');
+  const compared = comparedCount(r);
+  if (compared === 0)
+    lines.push(
+      r.sampled === 0
+        ? 'nothing verified: no stored execution (with its children read completely) in the range'
+        : 'nothing verified: no sampled execution could be compared',
+    );
   const executions = new Set(r.differences.map((d) => d.prompt_task_id)).size;
   lines.push(
-    `verified ${r.sampled} stored executions: ${r.differences.length} differences in ${executions} executions, ${r.goneUpstream.length} deleted upstream` +
+    `verified ${compared} of ${r.sampled} sampled stored executions: ${r.differences.length} differences in ${executions} executions, ${r.goneUpstream.length} deleted upstream` +
       (r.failed.length ? `, ${r.failed.length} not read` : '') +
       (r.differences.length
         ? '; `geo-sync sync --reread` (or backfill --reread) for their days repairs them'
@@ -250,7 +258,12 @@ export function formatVerify(r: VerifyResult): string {
   return lines.join('\n');
 }
 
+/** Sampled executions that were read and compared (not deleted upstream, not failed). */
+function comparedCount(r: VerifyResult): number {
+  return r.sampled - r.goneUpstream.length - r.failed.length;
+}
+
 /** Whether verify vouches for the warehouse: something compared, nothing differs, nothing failed. */
 export function verifyPassed(r: VerifyResult): boolean {
-  return r.sampled > 0 && r.differences.length === 0 && r.failed.length === 0;
+  return comparedCount(r) > 0 && r.differences.length === 0 && r.failed.length === 0;
 }

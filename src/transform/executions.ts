@@ -42,6 +42,15 @@ export function toExecutionRow(
     think: r.result_status === 'missing' ? null : r.think,
     rank_exposure: r.rank_exposure,
     rank_exposure_number: r.rank_exposure_number,
+    ...executionTimes(enrichment),
+  };
+}
+
+/** The execution row's created_at/updated_at from legacy task detail (null without it). */
+export function executionTimes(
+  enrichment?: Pick<LegacyTaskDetail, 'created_at' | 'updated_at'> | null,
+): Pick<PromptExecutionRow, 'created_at' | 'updated_at'> {
+  return {
     created_at: apiTimestampToIso(enrichment?.created_at),
     updated_at: apiTimestampToIso(enrichment?.updated_at),
   };

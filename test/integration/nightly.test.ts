@@ -13,6 +13,7 @@ import { createApi } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { ApiPort } from '../../src/extract/port.ts';
+import { UnauthorizedError } from '../../src/api/errors.ts';
 import { formatVerify, verifyExecutions, verifyPassed } from '../../src/sync/verify.ts';
 import { runCli } from '../helpers/cli.ts';
 import { dumpData } from '../helpers/dump.ts';
@@ -265,6 +266,20 @@ for (const target of warehouseTargets('nightly')) {
       expect(formatVerify(failing)).toContain(
         `execution ${other}: could not be read (injected: 503 after retries), not compared`,
       );
+      // A refused key is no per-execution failure: verify stops on it, as a run does.
+      const refused = new UnauthorizedError({ endpoint: 'GET /api/v2/geo/prompt/searches', status: 401 });
+      await expect(check((p) => ({ ...p, sources: () => Promise.reject(refused) }))).rejects.toBe(refused);
+      // A source list read incompletely (one item quarantined) is not compared: what was read is no
+      // account of what is stored.
+      const partial = await check((p) => ({
+        ...p,
+        sources: async (id) => {
+          const list = await p.sources(id);
+          return id === other ? { items: list.items.slice(1), total: list.total } : list;
+        },
+      }));
+      expect(partial.differences).toEqual([]);
+      expect(partial.unread).toContainEqual({ prompt_task_id: other, child: 'sources (read incompletely)' });
     }, 120_000);
   });
 }
