@@ -3,13 +3,11 @@
  * (src/distributed/). Both need a PostgreSQL warehouse: the job queue lives in its database.
  */
 import { Command, Option } from 'commander';
-import pg from 'pg';
 import { createApi, openMigratedWarehouse } from '../app.ts';
 import { enqueueBackfill } from '../distributed/enqueue.ts';
-import { migrateQueue, queueUrl, startBoss } from '../distributed/queue.ts';
+import { createQueuePool, migrateQueue, queueUrl, startBoss } from '../distributed/queue.ts';
 import { waitForBackfill } from '../distributed/wait.ts';
 import { runWorker } from '../distributed/worker.ts';
-import { IDLE_IN_TRANSACTION_MS } from '../load/postgres/pool.ts';
 import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { createProgressReporter } from '../sync/progress.ts';
 import { formatSummary } from '../sync/summary.ts';
@@ -51,12 +49,7 @@ export async function runDistributedBackfill(
   const api = createApi(config, logger, { signal: signals.signal });
   try {
     const warehouse = await openMigratedWarehouse(config, logger);
-    const db = new pg.Pool({
-      connectionString: url,
-      max: 2,
-      application_name: 'geo-sync-queue',
-      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
-    });
+    const db = createQueuePool(url, 'geo-sync-queue', logger);
     try {
       await migrateQueue(url, config, logger);
       const boss = await startBoss(url, logger, { jobTimeoutSeconds: config.jobTimeoutSeconds });
@@ -160,12 +153,7 @@ export function workerCommand(): Command {
         const api = createApi(config, logger);
         try {
           const warehouse = await openMigratedWarehouse(config, logger);
-          const db = new pg.Pool({
-            connectionString: url,
-            max: 2,
-            application_name: 'geo-sync-worker',
-            idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
-          });
+          const db = createQueuePool(url, 'geo-sync-worker', logger);
           const signals = abortOnSignals(logger);
           try {
             await migrateQueue(url, config, logger);

@@ -17,6 +17,7 @@
 import type PgBoss from 'pg-boss';
 import type pg from 'pg';
 import type { Fence } from '../load/warehouse.ts';
+import { IDLE_IN_TRANSACTION } from '../load/postgres/pool.ts';
 import { QUEUE_NAME, QUEUE_SCHEMA } from './queue.ts';
 
 /** The attempt of a job this worker runs. */
@@ -73,7 +74,7 @@ export async function settle(
 ): Promise<boolean> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    await client.query(`BEGIN; ${IDLE_IN_TRANSACTION}`);
     const owned = await client.query(
       `SELECT 1 FROM ${QUEUE_SCHEMA}.job WHERE ${OWNED} FOR UPDATE`,
       params(a),

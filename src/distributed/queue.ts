@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import { UsageError } from '../errors.ts';
 import type { Config } from '../config.ts';
 import { parseWarehouseTarget } from '../load/target.ts';
+import { guardedPool } from '../load/postgres/pool.ts';
 
 /** The queue's schema: never `geo`, whose tables belong to the warehouse. */
 export const QUEUE_SCHEMA = 'geo_queue';
@@ -55,6 +56,13 @@ export function uuidV5(name: string, namespace = '6f1c0a52-8d0e-4c1f-9a55-2f1e3b
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const h = hash.subarray(0, 16).toString('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The queue's own connections (settling jobs, leases, heartbeats), guarded like the warehouse's. */
+export function createQueuePool(url: string, applicationName: string, logger: Logger): pg.Pool {
+  return guardedPool({ connectionString: url, max: 2, application_name: applicationName }, (err) =>
+    logger.warn({ err }, 'job queue connection closed'),
+  );
 }
 
 export interface BossOptions {

@@ -76,9 +76,8 @@ export class PostgresDriver implements Driver {
 
   private constructor(opts: PostgresDriverOptions) {
     this.description = opts.description;
-    this.pool = createPool(opts.url);
-    // An idle pooled connection that dies (server restart) must not crash the process.
-    this.pool.on('error', (err) => opts.logger.warn({ err }, 'idle PostgreSQL connection closed'));
+    // A pooled connection that dies (server restart, idle timeout) must not crash the process.
+    this.pool = createPool(opts.url, (err) => opts.logger.warn({ err }, 'PostgreSQL connection closed'));
     this.lock = new AdvisoryLock(opts.url, opts.logger);
   }
 

@@ -6,22 +6,33 @@ import { warehouseTypes } from './type-parsers.ts';
 const POOL_SIZE = 4;
 
 /**
- * A transaction left idle this long is ended by the server: a process stopped in the middle of
- * one (SIGSTOP, a VM paused, a GC storm) would otherwise keep its row locks, and a fenced job's
- * row FOR SHARE, for as long as it stays stopped, blocking the worker that took its job over and
- * pg-boss's expiry. Ours send their statements back to back, so a minute is never reached
- * by a live one; the stopped one, on resuming, finds its connection gone and its work undone.
+ * A transaction of ours left idle this long is ended by the server: a process stopped in the
+ * middle of one (SIGSTOP, a VM paused, a GC storm) would otherwise keep its row locks, and a
+ * fenced job's row FOR SHARE, for as long as it stays stopped, blocking the worker that took its
+ * job over and pg-boss's expiry. Ours send their statements back to back, so a minute is never
+ * reached by a live one. Set per transaction (SET LOCAL, in the statement that begins it), not as
+ * a startup parameter, which connection poolers such as PgBouncer refuse.
  */
-export const IDLE_IN_TRANSACTION_MS = 60_000;
+export const IDLE_IN_TRANSACTION = `SET LOCAL idle_in_transaction_session_timeout = '60s'`;
 
-export function createPool(url: string): pg.Pool {
-  return new pg.Pool({
-    connectionString: url,
-    max: POOL_SIZE,
-    types: warehouseTypes,
-    application_name: 'geo-sync',
-    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
-  });
+/**
+ * A pool whose connections may be ended by the server while checked out (the idle timeout above,
+ * a restart, a pg_terminate_backend): pg-pool listens for errors of idle connections only, and a
+ * checked-out client's 'error' event would otherwise crash the process when it resumes. The
+ * caller learns of it from its next query, which fails, and takes its usual failure path.
+ */
+export function guardedPool(config: pg.PoolConfig, onError: (err: Error) => void): pg.Pool {
+  const pool = new pg.Pool(config);
+  pool.on('error', onError);
+  pool.on('connect', (client) => client.on('error', onError));
+  return pool;
+}
+
+export function createPool(url: string, onError: (err: Error) => void): pg.Pool {
+  return guardedPool(
+    { connectionString: url, max: POOL_SIZE, types: warehouseTypes, application_name: 'geo-sync' },
+    onError,
+  );
 }
 
 /**
@@ -61,7 +72,7 @@ export async function withTransaction<T>(
   let discard: Error | undefined;
   try {
     if (opts.prepare) await opts.prepare(client);
-    await client.query(opts.begin ?? 'BEGIN');
+    await client.query(`${opts.begin ?? 'BEGIN'}; ${IDLE_IN_TRANSACTION}`);
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
