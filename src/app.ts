@@ -126,6 +126,9 @@ export async function openMigratedWarehouse(
       try {
         await warehouse.migrate();
       } catch (e) {
+        // Only a refusal (PostgreSQL's insufficient_privilege) is the role's; anything else (a
+        // lost connection, a failing migration) is reported as it is.
+        if ((e as { code?: unknown } | null)?.code !== '42501') throw e;
         const why = e instanceof Error ? e.message : String(e);
         throw new Error(
           `${warehouse.description} needs ${pending.join(', ')} and could not apply it (${why}): run geo-sync migrate with a role that may change the schema, then this command again`,

@@ -4,6 +4,7 @@ import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.
 import type { Config } from '../config.ts';
 import { resolveScope } from '../extract/scope.ts';
 import { openWarehouse } from '../load/index.ts';
+import { VIEWS_VERSION } from '../load/migrate.ts';
 import { exitCodeOf } from '../sync/exit-codes.ts';
 import {
   estimateRequests,
@@ -118,7 +119,9 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
         // A warehouse not migrated (to this version) yet is estimated as holding nothing, and
         // says so; any other failure to read it (a lost connection, a missing grant) is the
         // command's error, not an estimate quietly made from nothing.
-        const migrated = (await warehouse.pendingMigrations()).length === 0;
+        // Views or comments to re-create (after an upgrade) change no table: not a reason to
+        // estimate from nothing.
+        const migrated = (await warehouse.pendingMigrations()).every((m) => m === VIEWS_VERSION);
         const finished = migrated ? await warehouse.finishedUnits(dates) : new Set<string>();
         const plan = planUnits({
           dates,
