@@ -42,7 +42,7 @@ import { tempDir } from './paths.ts';
 
 /** Each collection of an ExecutionBatch and the table it lands in. */
 const COLLECTIONS: readonly {
-  key: Exclude<keyof ExecutionBatch, 'kept' | 'fingerprints'>;
+  key: Exclude<keyof ExecutionBatch, 'kept' | 'fingerprints' | 'sourcesMerged'>;
   spec: AnyTableSpec;
 }[] = [
   { key: 'executions', spec: PROMPT_EXECUTIONS },

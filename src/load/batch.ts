@@ -25,7 +25,8 @@ export interface PreparedBatch extends Required<ExecutionBatch> {
 /**
  * Replaced are every execution of the batch (one given no children ends with none), plus the
  * parent of any child row given without its execution (its given children are then its whole
- * set), minus the children the batch keeps (`kept`): for those, nothing is written or deleted.
+ * set), minus the children the batch keeps (`kept`): for those, nothing is written or deleted;
+ * and minus merged sources (`sourcesMerged`): written, but nothing of them deleted.
  */
 export function prepareBatch(batch: ExecutionBatch): PreparedBatch {
   const named = new Set<number>();
@@ -40,6 +41,7 @@ export function prepareBatch(batch: ExecutionBatch): PreparedBatch {
     times: new Set(),
   };
   for (const k of batch.kept ?? []) kept[k.child].add(k.prompt_task_id);
+  const merged = new Set(batch.sourcesMerged ?? []);
   const unless = (child: ChildCollection) => (r: { prompt_task_id: number }) =>
     !kept[child].has(r.prompt_task_id);
   const screenshots = batch.screenshots.filter(unless('screenshot'));
@@ -54,11 +56,12 @@ export function prepareBatch(batch: ExecutionBatch): PreparedBatch {
     products: dedupeBy(products, (r) => r.prompt_task_id),
     cards: dedupeBy(batch.cards.filter(unless('products')), (r) => `${r.prompt_task_id}|${r.position}`),
     kept: batch.kept ?? [],
+    sourcesMerged: [...merged],
     fingerprints: batch.fingerprints ?? [],
     timesKept: [...new Set(batch.executions.map((e) => e.prompt_task_id))].filter((id) => kept.times.has(id)),
     replaced: {
       ranks: [...named],
-      sources: [...named].filter((id) => !kept.sources.has(id)),
+      sources: [...named].filter((id) => !kept.sources.has(id) && !merged.has(id)),
       cards: [...named].filter((id) => !kept.products.has(id)),
     },
     keys: [...keys],

@@ -43,6 +43,13 @@ export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle, fingerprin
   for (const u of b.unread) {
     (batch.kept ??= []).push({ prompt_task_id: id, child: KEEPS[u.child] });
   }
+  // A list read incompletely costs no stored row: sources (keyed by source_id) are merged; cards
+  // (keyed by their position in the list, which a missing item shifts) and sources whose legacy
+  // enrichment is incomplete are kept as stored. The execution is read again next time.
+  for (const p of b.partial) {
+    if (p === 'sources') (batch.sourcesMerged ??= []).push(id);
+    else (batch.kept ??= []).push({ prompt_task_id: id, child: KEEPS[p] });
+  }
   batch.executions.push(toExecutionRow(b.item, b.detail));
   batch.ranks.push(...toRankRows(id, b.item.rank_details));
   const rows = childRows(id, b);

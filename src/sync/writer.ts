@@ -127,19 +127,17 @@ export class GroupWriter {
   }
 }
 
-/** One batch of the parts' rows (the part itself when there is one). */
+/**
+ * One batch of the parts' rows (the part itself when there is one): every list of every part, by
+ * name, so a list the batch gains is never left out of a transaction that holds several parts.
+ */
 function merged(parts: readonly PendingPart[]): ExecutionBatch {
   if (parts.length === 1) return parts[0]!.batch;
-  const m = emptyBatch();
+  const m: Record<string, unknown[]> = { ...emptyBatch() };
   for (const { batch } of parts) {
-    m.executions.push(...batch.executions);
-    m.ranks.push(...batch.ranks);
-    m.sources.push(...batch.sources);
-    m.screenshots.push(...batch.screenshots);
-    m.products.push(...batch.products);
-    m.cards.push(...batch.cards);
-    if (batch.kept?.length) (m.kept ??= []).push(...batch.kept);
-    if (batch.fingerprints?.length) (m.fingerprints ??= []).push(...batch.fingerprints);
+    for (const [key, list] of Object.entries(batch) as [string, unknown[] | undefined][]) {
+      if (list?.length) (m[key] ??= []).push(...list);
+    }
   }
-  return m;
+  return m as unknown as ExecutionBatch;
 }

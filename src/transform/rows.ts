@@ -156,6 +156,12 @@ export interface ExecutionBatch {
    * updated_at as they are. Ranks come with the execution and are always replaced.
    */
   kept?: KeptChild[];
+  /**
+   * Executions whose source list was read incompletely (an item quarantined, a list that shifted
+   * between pages): the sources read are written, and none stored is deleted, since the ones
+   * missing from the read may still be there upstream. The next run reads the execution again.
+   */
+  sourcesMerged?: number[];
   /** Fingerprints of the batch's executions, written in the same transaction as their rows. */
   fingerprints?: ExecutionFingerprintRow[];
 }

@@ -241,6 +241,11 @@ for (const target of warehouseTargets('nightly')) {
       expect(
         await q('SELECT source_id FROM geo.execution_sources WHERE source_id = $1', [second!.source_id]),
       ).toHaveLength(1);
+      // ...and the quarantined one's stored row is kept: a list read incompletely deletes nothing
+      // (it used to delete it, its only trace left in sync_rejects).
+      expect(
+        await q('SELECT source_id FROM geo.execution_sources WHERE source_id = $1', [first!.source_id]),
+      ).toHaveLength(1);
       // Its listed item is unchanged, yet it is read again (and only it), not trusted as complete.
       sim.stats.reset();
       const next = await nightly();

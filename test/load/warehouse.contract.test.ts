@@ -388,6 +388,31 @@ for (const dialect of DIALECTS) {
       ]);
     });
 
+    it('merged sources: a source list read incompletely writes what it read and deletes none stored', async () => {
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(291), execution(292)],
+          sources: [source(2911, 291, 'a.com'), source(2912, 291, 'b.com'), source(2921, 292, 'c.com')],
+        }),
+      );
+      // 291's list came back one short (2912 quarantined) with a new source; 292's whole, without 2921.
+      await w.writeExecutionBatch({
+        ...batch({
+          executions: [execution(291), execution(292)],
+          sources: [source(2911, 291, 'a2.com'), source(2913, 291, 'd.com'), source(2922, 292, 'e.com')],
+        }),
+        sourcesMerged: [291],
+      });
+      expect(
+        (await rowsOf('execution_sources', [291, 292], 'source_id')).map((r) => [r.source_id, r.domain]),
+      ).toEqual([
+        [2911, 'a2.com'],
+        [2912, 'b.com'],
+        [2913, 'd.com'],
+        [2922, 'e.com'],
+      ]);
+    });
+
     it('kept times: an execution whose task/detail could not be read keeps its stored created_at and updated_at', async () => {
       const times = {
         created_at: '2026-11-20T08:00:00.123456+08:00',

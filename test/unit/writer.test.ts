@@ -42,6 +42,35 @@ function recorder() {
 }
 
 describe('GroupWriter', () => {
+  it('a transaction of several parts carries every list of every part (kept, merged, fingerprints)', async () => {
+    const seen: ExecutionBatch[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const w = new GroupWriter(async (b) => {
+      await gate;
+      seen.push(b);
+    }, 1000);
+    await w.add(9, '2026-11-20', batchOf(exec(90, 9)));
+    await w.add(1, '2026-11-20', {
+      ...batchOf(exec(10, 1)),
+      kept: [{ prompt_task_id: 10, child: 'products' }],
+      sourcesMerged: [10],
+      fingerprints: [{ prompt_task_id: 10, fingerprint: 'f10', children_complete: false }],
+    });
+    await w.add(2, '2026-11-20', {
+      ...batchOf(exec(20, 2)),
+      sourcesMerged: [20],
+      fingerprints: [{ prompt_task_id: 20, fingerprint: 'f20', children_complete: true }],
+    });
+    open();
+    await w.drain();
+    const both = seen.find((b) => b.executions.length === 2)!;
+    expect(both.executions.map((e) => e.prompt_task_id)).toEqual([10, 20]);
+    expect(both.kept).toEqual([{ prompt_task_id: 10, child: 'products' }]);
+    expect(both.sourcesMerged).toEqual([10, 20]);
+    expect(both.fingerprints!.map((f) => f.prompt_task_id)).toEqual([10, 20]);
+  });
+
   it('commits a unit checkpoint in the same transaction as its last rows, or after', async () => {
     const r = recorder();
     const w = new GroupWriter(r.commit, 1000);
