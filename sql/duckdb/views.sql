@@ -209,7 +209,7 @@ CREATE OR REPLACE VIEW geo.monitoring_task_hosts AS
 SELECT DISTINCT
   m.project_id,
   regexp_replace(
-    regexp_replace(lower(u.url), '^\s*([a-z][a-z0-9+.-]*://)?([^/?#]*@)?([^/?#:\s]*).*$', '\3'),
+    regexp_replace(lower(u.url), '(?s)^\s*([a-z][a-z0-9+.-]*://)?([^/?#]*@)?([^/?#:\s]*).*$', '\3'),
     '^www\.|\.+$', '', 'g') AS host
 FROM monitoring_tasks m
 CROSS JOIN unnest(
@@ -236,7 +236,7 @@ sites AS (
   SELECT
     c.*,
     regexp_replace(
-      regexp_replace(lower(c.domain), '^\s*([a-z][a-z0-9+.-]*://)?([^/?#]*@)?([^/?#:\s]*).*$', '\3'),
+      regexp_replace(lower(c.domain), '(?s)^\s*([a-z][a-z0-9+.-]*://)?([^/?#]*@)?([^/?#:\s]*).*$', '\3'),
       '^www\.|\.+$', '', 'g') AS site
   FROM cites c
 )

@@ -1144,7 +1144,14 @@ for (const dialect of DIALECTS) {
           week_restart: 0,
           only_rank: 0,
           rank_match: 0,
-          brand_urls: [' https://user@acme.com./x', 'HTTP://Shop.Example.org:8080?q=1', '', 'www.'],
+          brand_urls: [
+            ' https://user@acme.com./x',
+            'HTTP://Shop.Example.org:8080?q=1',
+            '',
+            'www.',
+            // Pasted with its line break: the same host on both warehouses (RE2's . stops at \n).
+            'https://pasted.example\n',
+          ],
           emails: [],
         },
       ]);
@@ -1157,6 +1164,7 @@ for (const dialect of DIALECTS) {
         'acme.com.evil.com',
         'evilacme.com',
         'example.org',
+        'pasted.example\n/page',
       ];
       await w.writeExecutionBatch(
         batch({
@@ -1173,6 +1181,7 @@ for (const dialect of DIALECTS) {
         { project_id: 100, host: 'shop.acme.cn' },
         { project_id: 300, host: '' },
         { project_id: 300, host: 'acme.com' },
+        { project_id: 300, host: 'pasted.example' },
         { project_id: 300, host: 'shop.example.org' },
       ]);
       const owned = {
@@ -1182,6 +1191,7 @@ for (const dialect of DIALECTS) {
         'blog.acme.com': true,
         'evilacme.com': false,
         'example.org': false,
+        'pasted.example\n/page': true,
         'shop.example.org': true,
       };
       for (const view of ['citations_daily', 'citations_weekly']) {
