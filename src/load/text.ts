@@ -45,7 +45,11 @@ export function storedJson(v: Json): Json {
     const s = storedJson(item);
     if (k === key && s === item) continue;
     out ??= { ...obj };
-    if (k !== key) delete out[key];
+    if (k !== key) {
+      delete out[key];
+      // The name the rule gives it is taken by a member of its own: that one stays.
+      if (Object.hasOwn(obj, k)) continue;
+    }
     // Defined, not assigned: a member the rule names `__proto__` stays a member (as JSON.parse
     // makes it), where an assignment would set the copy's prototype and lose it.
     Object.defineProperty(out, k, { value: s, writable: true, enumerable: true, configurable: true });

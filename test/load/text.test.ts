@@ -60,6 +60,12 @@ describe('storedJson', () => {
     expect(out).toEqual(JSON.parse('{"__proto__": {"x": 1}, "y": ""}'));
   });
 
+  it('a member the rule renames onto the name of another keeps that other one', () => {
+    for (const text of ['{"a": 2, "a\\u0000": 1}', '{"a\\u0000": 1, "a": 2}']) {
+      expect(storedJson(JSON.parse(text) as Json)).toEqual({ a: 2 });
+    }
+  });
+
   it('returns the same value when nothing changes (no copy)', () => {
     const v: Json = { a: ['b', { c: 'd' }], e: 1 };
     expect(storedJson(v)).toBe(v);
