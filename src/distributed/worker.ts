@@ -301,6 +301,12 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
     // loss of its job (a renewal or a fenced write that finds it gone).
     const jobStop = new AbortController();
     attempts.set(job.id, { attempt: owned, stop: jobStop });
+    // The lease set to one timeout from the start, not from the first tick: a retry of a job that
+    // pg-boss expired carries the expire_in its earlier attempt's renewals stretched (it copies
+    // it), which would keep this attempt's job from expiring that long if this worker died now.
+    // A failure here is the next tick's to retry.
+    if (!(await renewLease(db, owned, timeoutSeconds).catch(() => true)))
+      jobStop.abort(new JobLostError(job.id));
     const stopped = AbortSignal.any([signal, lockStop.signal, jobStop.signal]);
     // Pinned: the lock as held when the job was taken. Were it lost and taken again by another
     // slot meanwhile, this attempt's writes would otherwise pass the new holding's check.
