@@ -36,6 +36,7 @@ CROSS JOIN latest_scope l
 LEFT JOIN geo.sync_checkpoints c ON c.task_id = p.task_id AND c.date = d.day
 LEFT JOIN geo.sync_unit_failures f ON f.task_id = p.task_id AND f.date = d.day
 WHERE d.day >= k.first_day
-  AND (d.day <= k.last_day OR p.synced_at >= l.started_at)
+  -- started_at is the app host's clock, synced_at the database's: five minutes of skew allowed.
+  AND (d.day <= k.last_day OR p.synced_at >= l.started_at - INTERVAL '5 minutes')
   AND (c.task_id IS NULL OR f.failed_at > c.finished_at)
 ORDER BY 2, 1

@@ -108,7 +108,8 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
   };
   // The scope is read and written under the warehouse lock, shared as the workers hold it: an
   // exclusive run (sync, backfill, state reset) cannot interleave with it, and its writes are
-  // fenced by the lock, so a stalled enqueue cannot write older names over a newer run's.
+  // fenced by the lock, so a stalled enqueue cannot write older names over a newer exclusive
+  // run's. Two enqueues both hold it shared and do not exclude each other (the later writer wins).
   await acquireLock(warehouse, lockHolder('backfill --distributed'), {
     mode: 'shared',
     waitMs: opts.waitForLockMs ?? 0,

@@ -110,9 +110,22 @@ export async function fetchChildren(
   const short = (n: number, total: number | null) => total !== null && n < total;
   // Counted by key: a list that shifted between pages can repeat an item where it skipped another.
   const distinct = <T>(items: readonly T[], key: (t: T) => number) => new Set(items.map(key)).size;
-  if (short(distinct(sourceList.items, (s) => s.source_id), sourceList.total)) partial.push('sources');
+  if (
+    short(
+      distinct(sourceList.items, (s) => s.source_id),
+      sourceList.total,
+    )
+  )
+    partial.push('sources');
   if (short(products.cards.length, products.total)) partial.push('products');
-  if (legacy && short(distinct(legacy.items, (s) => s.id), legacy.total)) partial.push('legacySources');
+  if (
+    legacy &&
+    short(
+      distinct(legacy.items, (s) => s.id),
+      legacy.total,
+    )
+  )
+    partial.push('legacySources');
   // A listed execution whose own reads all answer 404, prompt/detail too, was deleted upstream
   // meanwhile. It stays until its unit no longer lists it. One read that answered is enough to
   // say the execution still exists, so its unread children stay data problems.

@@ -41,7 +41,7 @@ const C = {
   executions_citing: 'Executions with at least one source of the domain.',
   citation_share: 'The domain’s share of all citations of the platform task in the period (0..1).',
   owned:
-    'The domain is, or is below, a host of the monitoring task’s brand_urls (both lower-cased, without user@, :port, a leading "www." or trailing dots): the brand’s own site.',
+    'The domain is, or is below, a host of the monitoring task’s brand_urls (both lower-cased, without surrounding blanks, scheme, user@, :port, path, a leading "www." or trailing dots): the brand’s own site.',
   best_position: 'Best (lowest) valid position; NULL when none (empty or <= 0 ranks are not ranks).',
   question: 'The question text (prompt_name).',
 } as const;
@@ -281,7 +281,7 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
     description: 'The run log: one row per geo-sync run (and per distributed job attempt).',
     columns: {
       run_id: 'Run ID.',
-      kind: 'sync, backfill or schedule.',
+      kind: 'sync, backfill, schedule, demo or diagnose.',
       args: 'What the run covered (JSON: dates, customers, backfill, job...).',
       started_at: 'When the run started.',
       finished_at: 'When it finished (NULL while running).',
