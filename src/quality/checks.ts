@@ -1,12 +1,14 @@
 /**
  * Data tests for the warehouse (`geo-sync check`, `schedule --check`): what a modelled layer
- * ships with (keys unique, relationships, completeness, freshness), in SQL of sql/checks/*.sql
- * that runs alike on PostgreSQL and DuckDB. Each check returns its failing rows; it passes when
+ * ships with (keys unique, relationships, completeness, freshness), in SQL that runs alike on
+ * PostgreSQL and DuckDB: sql/checks/*.sql, and the per-table ones built from the table
+ * description (table-checks.ts). Each check returns its failing rows; it passes when
  * there are none.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Warehouse } from '../load/warehouse.ts';
+import { childrenHaveExecutionSql, keysUniqueSql } from './table-checks.ts';
 
 export interface CheckOptions {
   /** First day of the range, inclusive (YYYY-MM-DD, Shanghai). */
@@ -45,11 +47,14 @@ const FAILING = 'check_failing_rows';
  * wrapped: the rows counted with count(*) OVER (), and only the sample fetched.
  */
 const rowsCheck =
-  (file: string, params: (o: Required<CheckOptions>) => string[] = () => []): Check =>
+  (
+    query: string | ((w: Warehouse) => string),
+    params: (o: Required<CheckOptions>) => string[] = () => [],
+  ): Check =>
   async (w, o) => {
-    const sql = sqlFile(file);
+    const sql = typeof query === 'string' ? sqlFile(query) : query(w);
     const order = /\bORDER BY\s+(\d+(?:\s*,\s*\d+)*)\s*;?\s*$/i.exec(sql);
-    if (!order) throw new Error(`sql/checks/${file}.sql must end with ORDER BY column positions`);
+    if (!order) throw new Error(`a check's SQL must end with ORDER BY column positions: ${sql.slice(0, 80)}`);
     const rows = await w.query(
       `SELECT failing.*, count(*) OVER () AS ${FAILING}\n` +
         `FROM (\n${sql.slice(0, order.index)}\n) failing\n` +
@@ -84,11 +89,15 @@ const freshness: Check = async (w, o) => {
 };
 
 const CHECKS: { name: string; description: string; run: Check }[] = [
-  { name: 'keys_unique', description: 'every table’s key is unique', run: rowsCheck('keys_unique') },
+  {
+    name: 'keys_unique',
+    description: 'every table’s key is unique',
+    run: rowsCheck((w) => keysUniqueSql(w.dialect)),
+  },
   {
     name: 'children_have_execution',
-    description: 'no rank, source, screenshot, product answer or card without its execution',
-    run: rowsCheck('children_have_execution'),
+    description: 'no rank, source, screenshot, product answer, card or fingerprint without its execution',
+    run: rowsCheck(() => childrenHaveExecutionSql()),
   },
   {
     name: 'executions_have_platform_task',

@@ -227,6 +227,9 @@ for (const target of warehouseTargets('check')) {
       expect(r.stdout).toMatch(
         new RegExp(`FAIL\\s+children_have_execution\\s+\\d+ failing row\\(s\\): .*prompt_task_id=${id}`),
       );
+      // Its change-detection fingerprint too (were the execution listed again, a stale one could
+      // let its children go unread).
+      expect(r.stdout).toContain(`table_name=execution_fingerprints prompt_task_id=${id} orphan_rows=1`);
       // The unit now holds one execution fewer than its listing reported.
       expect(r.stdout).toMatch(
         new RegExp(
