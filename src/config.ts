@@ -262,8 +262,12 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     const value = readEnvValue(name, kind, text, problems);
     if (value !== undefined) setPath(input, key, value);
   }
+  // Where a value came from, so a problem names what the user set: a flag wins over GEO_*.
+  const overridden = new Set<string>();
   for (const [key, value] of Object.entries(opts.overrides ?? {})) {
-    if (value !== undefined) setPath(input, key, value);
+    if (value === undefined) continue;
+    setPath(input, key, value);
+    overridden.add(key);
   }
 
   const result = ConfigSchema.safeParse(input);
@@ -271,7 +275,11 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     for (const issue of result.error.issues) {
       const key = issue.path.join('.');
       const envName = ENV_OF_KEY.get(key);
-      const where = envName ? `${envName} (${key})` : key || 'config';
+      const where = overridden.has(String(issue.path[0] ?? ''))
+        ? `${key} (as given on the command line or in overrides)`
+        : envName
+          ? `${envName} (${key})`
+          : key || 'config';
       // Never echo a secret's value back.
       problems.push(`${where}: ${issue.message}`);
     }

@@ -29,6 +29,15 @@ describe('loadConfig', () => {
     });
   });
 
+  it('a bad value given as a flag (overrides) is named as such, not as the GEO_* variable nobody set', () => {
+    expect(problemsOf(() => loadConfig({ env: {}, overrides: { concurrency: 100_000 } }))).toEqual([
+      'concurrency (as given on the command line or in overrides): Too big: expected number to be <=256',
+    ]);
+    expect(problemsOf(() => loadConfig({ env: { GEO_CONCURRENCY: '100000' } }))).toEqual([
+      'GEO_CONCURRENCY (concurrency): Too big: expected number to be <=256',
+    ]);
+  });
+
   it('the example file is valid and the environment wins over it', () => {
     const c = loadConfig({
       env: { GEO_CONCURRENCY: '3', GEO_CUSTOMERS: '7, 9' },
