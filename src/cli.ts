@@ -7,6 +7,7 @@ import { exportCommand } from './commands/export.ts';
 import { reportCommand } from './commands/report.ts';
 import { backfillCommand, syncCommand } from './commands/sync.ts';
 import { scheduleCommand } from './commands/schedule.ts';
+import { rollupsCommand } from './commands/rollups.ts';
 import { stateCommand } from './commands/state.ts';
 import { verifyCommand } from './commands/verify.ts';
 import { tasksCommand } from './commands/tasks.ts';
@@ -32,6 +33,7 @@ for (const cmd of [
   migrateCommand(),
   runsCommand(),
   stateCommand(),
+  rollupsCommand(),
   checkCommand(),
   verifyCommand(),
   exportCommand(),

@@ -26,6 +26,7 @@ export function migrateCommand(): Command {
           process.stdout.write(
             `${warehouse.description}: applied ${r.applied.length} migration(s)${r.applied.length ? ` (${r.applied.join(', ')})` : ''}, ${r.alreadyApplied.length} already applied\n`,
           );
+          for (const note of r.notes) process.stdout.write(`${note}\n`);
           // PostgreSQL: the job queue of distributed backfills, in its own schema.
           const target = parseWarehouseTarget(config.warehouse);
           if (target.dialect === 'postgres') {

@@ -1,6 +1,6 @@
 /**
  * The data dictionary: a one-line description of every table, view and column of schema `geo`,
- * kept here, next to the table description (tables.ts) and the views (sql/<dialect>/views.sql).
+ * kept here, next to the table description (tables.ts) and the views (sql/views.sql).
  * `migrate` applies it as COMMENT ON in both warehouses (PostgreSQL clients, `\d+`, and DuckDB's
  * duckdb_tables(), duckdb_views(), duckdb_columns() show it), and docs/data-dictionary.md is
  * generated from it (`npm run docs:dictionary`; a test fails when the file is stale, and another
@@ -66,6 +66,15 @@ const names = {
   task_id: C.task_id,
   model_key: C.model_key,
   platform_name: C.platform_name,
+};
+
+/** The columns every per-day aggregate starts with. */
+const rollupUnit = {
+  date: C.date,
+  week_start: C.week_start,
+  task_id: C.task_id,
+  project_id: C.project_id,
+  customer_id: `${C.customer_id} NULL for historical data not attached to a project.`,
 };
 
 const citations = {
@@ -361,6 +370,68 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       backend_pid: 'PostgreSQL backend holding the lock when it was taken.',
       acquired_at: 'When it was taken.',
       generation: 'Incremented by every exclusive taker; writes check it before they commit.',
+    },
+  },
+  rollup_executions_daily: {
+    kind: 'table',
+    description:
+      'Per-day aggregate (kept by the sync with each unit’s rows; `geo-sync rollups refresh` recomputes it): executions per platform task and day. Read by the views.',
+    columns: {
+      ...rollupUnit,
+      engine: C.engine,
+      model: C.model,
+      executions: 'Executions of the platform task that day, answered or not.',
+      available: 'Executions with an answer (result_status available).',
+      missing: 'Executions without an answer (result_status missing).',
+      with_screenshot: 'Executions with a screenshot URL (their screenshot’s, or their listed item’s).',
+    },
+  },
+  rollup_brands_daily: {
+    kind: 'table',
+    description:
+      'Per-day aggregate of the rank items per platform task and brand (kept by the sync; counts and sums only, plus the best position).',
+    columns: {
+      ...rollupUnit,
+      engine: C.engine,
+      model: C.model,
+      brand: C.brand,
+      rank_items: 'Rank items naming the brand.',
+      valid_rank_items: 'Of those, items with a valid position (> 0).',
+      position_sum: 'Sum of the valid items’ positions (avg_position = position_sum / valid_rank_items).',
+      executions_ranked: 'Executions in which the brand has a valid rank.',
+      best_position_sum: 'Sum over those executions of the brand’s best valid position in each.',
+      best_position: C.best_position,
+      top1_executions: 'Executions in which the brand’s best valid position is 1.',
+      top3_executions: 'Executions in which the brand’s best valid position is 3 or better.',
+      visibility_sum: 'Sum of the items’ visibility (0 when none has one).',
+      visibility_items: 'Items with a visibility.',
+      score_sum: 'Sum of the items’ score (0 when none has one).',
+      score_items: 'Items with a score.',
+    },
+  },
+  rollup_domains_daily: {
+    kind: 'table',
+    description:
+      'Per-day aggregate of the cited sources per platform task and domain (kept by the sync; `owned` decided again when brand_urls change).',
+    columns: {
+      ...rollupUnit,
+      domain: C.domain,
+      citations: C.citations,
+      executions_citing: C.executions_citing,
+      owned: C.owned,
+    },
+  },
+  rollup_question_brands_daily: {
+    kind: 'table',
+    description: 'Per-day aggregate of each question’s runs per platform task and brand (kept by the sync).',
+    columns: {
+      ...rollupUnit,
+      question: C.question,
+      brand: C.brand,
+      runs: 'Runs (executions) of the question on the platform task that day, the same in each brand’s row.',
+      runs_ranked: 'Runs in which the brand has a valid rank.',
+      best_position_sum: 'Sum over those runs of the brand’s best valid position in each.',
+      best_position: C.best_position,
     },
   },
   schema_migrations: {

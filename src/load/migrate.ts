@@ -1,7 +1,7 @@
 /**
  * Migrations: numbered SQL files per dialect (`sql/<dialect>/001_init.sql`, ...) applied in
  * order, each in its own transaction together with its row in `geo.schema_migrations`; then
- * `views.sql` (CREATE OR REPLACE VIEW) re-creates the BI views. The dialects supply the
+ * `sql/views.sql` (CREATE OR REPLACE VIEW, rendered for the dialect by views.ts) re-creates the BI views. The dialects supply the
  * storage and the lock through MigrationStore:
  * - PostgreSQL runs everything under pg_advisory_lock(MIGRATION_LOCK_KEY), so two processes
  *   migrating at once apply each file once;
@@ -13,6 +13,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { commentSql } from './dictionary.ts';
+import { readViews } from './views.ts';
 import type { Dialect, MigrateResult } from './warehouse.ts';
 
 export interface Migration {
@@ -38,8 +39,12 @@ export interface MigrationStore {
   /** Whether geo.schema_migrations exists (a warehouse never migrated has none). */
   hasLedger(): Promise<boolean>;
   appliedVersions(): Promise<Set<string>>;
-  /** One transaction: the migration's SQL and its ledger row. */
-  apply(migration: Migration): Promise<void>;
+  /**
+   * One transaction: the migration's SQL, what it does beyond its SQL (008 fills the per-day
+   * aggregates from the stored executions), and its ledger row. Returns a line that says what
+   * that extra work did, if it did anything worth saying.
+   */
+  apply(migration: Migration): Promise<string | null>;
   /** One transaction: the views file, and its hash in the ledger's `views` row. */
   replaceViews(sql: string, hash: string): Promise<void>;
   /** The hash of the views (and dictionary) last applied; null before the first. */
@@ -92,7 +97,7 @@ export async function readMigrations(dialect: Dialect, dir = sqlDirectory(dialec
   if (migrations.length === 0) throw new Error(`no migrations found in ${dir}`);
   // The views, then the data dictionary on every table, view and column (COMMENT ON): re-created
   // views lose their comments in DuckDB, so both are applied together by every migrate.
-  const views = await readFile(`${dir}views.sql`, 'utf8');
+  const views = await readViews(dialect);
   return { migrations, views: `${views}\n${commentSql(dialect)}` };
 }
 
@@ -104,14 +109,18 @@ export async function runMigrations(
   return store.withMigrationLock(async () => {
     await store.ensureLedger();
     const applied = await store.appliedVersions();
-    const result: MigrateResult = { applied: [], alreadyApplied: [] };
+    const result: MigrateResult = { applied: [], alreadyApplied: [], notes: [] };
     for (const m of set.migrations) {
       if (applied.has(m.version)) {
         result.alreadyApplied.push(m.id);
         continue;
       }
-      await store.apply(m);
+      const note = await store.apply(m);
       logger?.info({ migration: m.id }, 'migration applied');
+      if (note) {
+        logger?.info({ migration: m.id }, note);
+        result.notes.push(note);
+      }
       result.applied.push(m.id);
     }
     await store.replaceViews(set.views, viewsHash(set));

@@ -90,7 +90,10 @@ export interface AnyTableSpec {
 /** A whole table as the DDL creates it (what the drift check compares). */
 export interface TableDef {
   readonly table: string;
+  /** The PRIMARY KEY constraint's columns; empty for a table without one (the aggregates). */
   readonly primaryKey: readonly string[];
+  /** The columns no two rows share (`check`'s keys_unique): the primary key, or an aggregate's grain. */
+  readonly unique: readonly string[];
   /** Every column in table order, `synced_at` and serial ids included. */
   readonly columns: readonly {
     readonly name: string;
@@ -110,6 +113,11 @@ export interface TableOptions {
   readonly also?: readonly TableSpec<never>[];
   /** @default both */
   readonly dialects?: readonly Dialect[];
+  /**
+   * No PRIMARY KEY constraint: the key is a grain with a nullable column (an aggregate's
+   * customer_id), kept unique by how the rows are written (replaced by unit, never upserted).
+   */
+  readonly noPrimaryKey?: boolean;
 }
 
 /** A row interface's spec of (part of) a table. */
@@ -146,9 +154,11 @@ function defineTable<R>(
     }
   }
   if (spec.synced) all.push({ name: 'synced_at', kind: 'timestamptz', nullable: false });
+  const unique = opts.serial ? [opts.serial] : key;
   const def: TableDef = {
     table,
-    primaryKey: opts.serial ? [opts.serial] : key,
+    primaryKey: opts.noPrimaryKey ? [] : unique,
+    unique,
     columns: all,
     dialects: opts.dialects ?? ['postgres', 'duckdb'],
   };
@@ -437,6 +447,141 @@ export const SYNC_REJECTS = defineTable<RejectRow>(
   { synced: false, serial: 'id' },
 );
 
+// ---- The per-day aggregates (issue 28; sql/<dialect>/008_rollups.sql, core/rollups.ts) ----
+// Computed from the execution tables, never from the API: each write transaction that changes a
+// unit's (platform task, day) rows recomputes that unit's aggregate rows from them (delete, then
+// insert), so their grain is unique by construction; customer_id may be NULL (spec 1, rule 5),
+// which is why they have no PRIMARY KEY constraint. The views (sql/views.sql) read these.
+
+/** The grain every aggregate starts with: a platform task's day, with its execution's owners. */
+interface RollupUnit {
+  date: string;
+  week_start: string;
+  task_id: number;
+  project_id: number;
+  customer_id: number | null;
+}
+const ROLLUP_UNIT = {
+  date: 'date',
+  week_start: 'date',
+  task_id: 'bigint',
+  project_id: 'bigint',
+  customer_id: 'bigint?',
+} as const;
+
+export const ROLLUP_EXECUTIONS_DAILY = defineTable<
+  RollupUnit & {
+    engine: string;
+    model: string;
+    executions: number;
+    available: number;
+    missing: number;
+    with_screenshot: number;
+  }
+>(
+  'rollup_executions_daily',
+  ['date', 'task_id', 'project_id', 'customer_id', 'engine', 'model'],
+  {
+    ...ROLLUP_UNIT,
+    engine: 'text',
+    model: 'text',
+    executions: 'bigint',
+    available: 'bigint',
+    missing: 'bigint',
+    with_screenshot: 'bigint',
+  },
+  { synced: false, noPrimaryKey: true },
+);
+
+export const ROLLUP_BRANDS_DAILY = defineTable<
+  RollupUnit & {
+    engine: string;
+    model: string;
+    brand: string;
+    rank_items: number;
+    valid_rank_items: number;
+    position_sum: number;
+    executions_ranked: number;
+    best_position_sum: number;
+    best_position: number | null;
+    top1_executions: number;
+    top3_executions: number;
+    visibility_sum: number;
+    visibility_items: number;
+    score_sum: number;
+    score_items: number;
+  }
+>(
+  'rollup_brands_daily',
+  ['date', 'task_id', 'project_id', 'customer_id', 'engine', 'model', 'brand'],
+  {
+    ...ROLLUP_UNIT,
+    engine: 'text',
+    model: 'text',
+    brand: 'text',
+    rank_items: 'bigint',
+    valid_rank_items: 'bigint',
+    position_sum: 'bigint',
+    executions_ranked: 'bigint',
+    best_position_sum: 'bigint',
+    best_position: 'integer?',
+    top1_executions: 'bigint',
+    top3_executions: 'bigint',
+    visibility_sum: 'bigint',
+    visibility_items: 'bigint',
+    score_sum: 'bigint',
+    score_items: 'bigint',
+  },
+  { synced: false, noPrimaryKey: true },
+);
+
+export const ROLLUP_DOMAINS_DAILY = defineTable<
+  RollupUnit & { domain: string; citations: number; executions_citing: number; owned: boolean }
+>(
+  'rollup_domains_daily',
+  ['date', 'task_id', 'project_id', 'customer_id', 'domain'],
+  {
+    ...ROLLUP_UNIT,
+    domain: 'text',
+    citations: 'bigint',
+    executions_citing: 'bigint',
+    owned: 'boolean',
+  },
+  { synced: false, noPrimaryKey: true },
+);
+
+export const ROLLUP_QUESTION_BRANDS_DAILY = defineTable<
+  RollupUnit & {
+    question: string;
+    brand: string;
+    runs: number;
+    runs_ranked: number;
+    best_position_sum: number;
+    best_position: number | null;
+  }
+>(
+  'rollup_question_brands_daily',
+  ['date', 'task_id', 'project_id', 'customer_id', 'question', 'brand'],
+  {
+    ...ROLLUP_UNIT,
+    question: 'text',
+    brand: 'text',
+    runs: 'bigint',
+    runs_ranked: 'bigint',
+    best_position_sum: 'bigint',
+    best_position: 'integer?',
+  },
+  { synced: false, noPrimaryKey: true },
+);
+
+/** The aggregate tables, in the order a unit's recomputation writes them. */
+export const ROLLUP_TABLES = [
+  ROLLUP_EXECUTIONS_DAILY,
+  ROLLUP_BRANDS_DAILY,
+  ROLLUP_DOMAINS_DAILY,
+  ROLLUP_QUESTION_BRANDS_DAILY,
+] as const;
+
 /** The migration ledger (created by ./migrate.ts before any migration). */
 const SCHEMA_MIGRATIONS = defineTable<{ version: string; name: string; applied_at: string }>(
   'schema_migrations',
@@ -483,6 +628,7 @@ export const GEO_TABLES: readonly TableDef[] = [
   SYNC_UNIT_FAILURES,
   SYNC_REJECTS,
   EXECUTION_FINGERPRINTS,
+  ...ROLLUP_TABLES,
   SCHEMA_MIGRATIONS,
   SYNC_LOCK,
 ].map((t) => t.def);

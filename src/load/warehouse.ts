@@ -52,6 +52,8 @@ export type VerifiedTable = (typeof VERIFIED_TABLES)[number];
 export interface MigrateResult {
   applied: string[];
   alreadyApplied: string[];
+  /** One line per thing a migration did beyond its schema (e.g. filling the aggregates). */
+  notes: string[];
 }
 
 /** Closing a unit: which executions of (task_id, date) the API returned this time. */
@@ -171,6 +173,16 @@ export interface Warehouse {
   ): Promise<{ prompt_task_id: number; screenshot_url: string | null }[]>;
   /** `verify`: the stored rows of `table` that belong to the executions `ids`, every column. */
   executionRows(table: VerifiedTable, ids: readonly number[]): Promise<Record<string, unknown>[]>;
+  /**
+   * `rollups refresh`: the days of `from`..`to` (every day without a range) that hold executions
+   * or aggregate rows, ascending, with their executions: what a refresh has to recompute.
+   */
+  rollupDays(range?: { from: string; to: string }): Promise<{ date: string; executions: number }[]>;
+  /**
+   * One transaction: the per-day aggregates of every unit of `from`..`to` recomputed from the
+   * execution tables (rows of days without executions deleted).
+   */
+  refreshRollups(from: string, to: string): Promise<void>;
   /** Finished units among the given dates, as `${task_id}|${date}` keys. */
   finishedUnits(dates: readonly string[]): Promise<Set<string>>;
   /** Records failed units (the latest failure per unit is kept). */

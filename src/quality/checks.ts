@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Warehouse } from '../load/warehouse.ts';
+import { rollupsMatchSql } from '../load/core/rollups.ts';
 import { childrenHaveExecutionSql, keysUniqueSql } from './table-checks.ts';
 
 export interface CheckOptions {
@@ -113,6 +114,11 @@ const CHECKS: { name: string; description: string; run: Check }[] = [
     name: 'unit_execution_counts',
     description: 'each finished unit holds as many executions as its listing reported when read',
     run: rowsCheck('unit_execution_counts', range),
+  },
+  {
+    name: 'rollups_match',
+    description: 'the per-day aggregates of the range equal a recomputation from the execution tables',
+    run: rowsCheck((w) => rollupsMatchSql(w), range),
   },
   { name: 'freshness', description: 'the last successful run finished recently enough', run: freshness },
 ];

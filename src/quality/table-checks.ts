@@ -1,7 +1,7 @@
 /**
  * The two checks that are one query per table, built from the table description (load/tables.ts)
  * instead of written out by hand, so a table or a key the schema gains is checked without
- * anyone remembering to: keys_unique over every table the dialect has, by its primary key, and
+ * anyone remembering to: keys_unique over every table the dialect has, by its primary key (an aggregate's grain), and
  * children_have_execution over every table keyed by an execution's prompt_task_id. Portable SQL
  * (both warehouses); each ends with ORDER BY column positions, as sql/checks/*.sql do.
  */
@@ -14,10 +14,11 @@ const OF_AN_EXECUTION = [...EXECUTION_CHILD_TABLES, 'execution_fingerprints'];
 /** No two rows of a table share its key: one row per duplicated key (table_name, key, copies). */
 export function keysUniqueSql(dialect: Dialect): string {
   const parts = GEO_TABLES.filter((t) => t.dialects.includes(dialect)).map((t) => {
-    const key = t.primaryKey.map((c) => `CAST(${c} AS VARCHAR)`).join(` || '/' || `);
+    // NULL spelled out: an aggregate's grain may hold a NULL customer_id.
+    const key = t.unique.map((c) => `COALESCE(CAST(${c} AS VARCHAR), 'NULL')`).join(` || '/' || `);
     return (
       `SELECT '${t.table}' AS table_name, ${key} AS key, count(*) AS copies ` +
-      `FROM geo.${t.table} GROUP BY ${t.primaryKey.join(', ')} HAVING count(*) > 1`
+      `FROM geo.${t.table} GROUP BY ${t.unique.join(', ')} HAVING count(*) > 1`
     );
   });
   return `${parts.join('\nUNION ALL\n')}\nORDER BY 1, 2`;

@@ -1,8 +1,9 @@
 /**
- * Every API-data table of a warehouse as sorted, comparable rows (without `synced_at`, which
+ * Every API-data table of a warehouse, and the per-day aggregates, as sorted, comparable rows (without `synced_at`, which
  * records when a row was written, not what it says). Two warehouses hold the same data exactly
  * when their dumps are equal.
  */
+import { ROLLUP_TABLES } from '../../src/load/tables.ts';
 import { withWarehouse } from './sync.ts';
 
 const TABLES: Record<string, { columns: string; order: string }> = {
@@ -40,6 +41,16 @@ const TABLES: Record<string, { columns: string; order: string }> = {
     order: 'prompt_task_id, position',
   },
 };
+
+// The per-day aggregates too: kept by the sync, they must equal what a fresh sync leaves.
+for (const spec of ROLLUP_TABLES) {
+  TABLES[spec.table] = {
+    columns: spec.columns
+      .map((c) => (c.kind === 'date' ? `CAST(${c.name} AS VARCHAR) AS ${c.name}` : c.name))
+      .join(', '),
+    order: spec.key.join(', '),
+  };
+}
 
 export async function dumpData(target: string): Promise<Record<string, unknown[]>> {
   return withWarehouse(target, async (w) => {

@@ -83,7 +83,7 @@ function described(dialect: Dialect): Catalog {
         `${t.table}.${c.name} ${CATALOG_TYPE[dialect][c.kind]}${c.nullable ? ' NULL' : ' NOT NULL'}`,
       );
     }
-    lines.push(`${t.table} PRIMARY KEY (${t.primaryKey.join(',')})`);
+    if (t.primaryKey.length > 0) lines.push(`${t.table} PRIMARY KEY (${t.primaryKey.join(',')})`);
   }
   return lines.sort();
 }

@@ -37,6 +37,10 @@ const GEO_TABLES = [
   'platform_tasks',
   'product_cards',
   'prompt_executions',
+  'rollup_brands_daily',
+  'rollup_domains_daily',
+  'rollup_executions_daily',
+  'rollup_question_brands_daily',
   'schema_migrations',
   'site_diagnoses',
   'sync_checkpoints',
@@ -95,7 +99,7 @@ for (const dialect of DIALECTS) {
           expect(first.applied).toEqual(MIGRATIONS);
           expect(first.alreadyApplied).toEqual([]);
           const second = await fresh.migrate();
-          expect(second).toEqual({ applied: [], alreadyApplied: MIGRATIONS });
+          expect(second).toEqual({ applied: [], alreadyApplied: MIGRATIONS, notes: [] });
           expect(await tablesOf(fresh)).toEqual(GEO_TABLES);
           expect(await fresh.query('SELECT * FROM geo.brand_rank_daily')).toEqual([]);
           const ledger = await fresh.query(

@@ -9,8 +9,11 @@ import type { Json } from '../../transform/rows.ts';
 import type { ColumnKind, TableSpec } from '../tables.ts';
 import type { Dialect, Fence, LockMode, LockResult } from '../warehouse.ts';
 
-/** A statement parameter: a scalar, or a list of ids (see Driver.inIds). */
-export type Param = null | boolean | number | string | readonly number[];
+/**
+ * A statement parameter: a scalar, a list of ids (see Driver.inIds; SQL `BIGINT[]`), or a list
+ * of texts (SQL `VARCHAR[]`, e.g. days to cast).
+ */
+export type Param = null | boolean | number | string | readonly number[] | readonly string[];
 
 export type LoadMode = 'insert' | 'upsert';
 

@@ -37,8 +37,10 @@ import type { UnitCompletion, Written } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
 import { chunked, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 import { dedupeBy } from '../values.ts';
+import { distinctUnits, recomputeRollups, type RollupUnit } from './rollups.ts';
 
-type Merge = (driver: Driver, c: Connection, b: PreparedBatch) => Promise<void>;
+/** Merges a batch; `stored`: the batch's executions (and parents of its rows) already stored. */
+type Merge = (driver: Driver, c: Connection, b: PreparedBatch, stored: ReadonlySet<number>) => Promise<void>;
 
 /** `beforeCommit` runs last inside the transaction (the fences: ownership checked at commit time). */
 export async function writeExecutionBatch(
@@ -53,9 +55,15 @@ export async function writeExecutionBatch(
   const write = (merge: Merge) =>
     driver.transaction(
       async (c) => {
-        await merge(driver, c, b);
+        // The units whose rows this transaction changes: those the batch's executions belong to
+        // now, and those its stored rows belonged to (an execution that moved leaves its old unit).
+        const stored = await storedUnitsOf(driver, c, b.keys);
+        const units: RollupUnit[] = [...stored.units, ...b.executions.map(unitOfExecution)];
+        await merge(driver, c, b, stored.ids);
         await upsertFingerprints(driver, c, fingerprints);
-        for (const unit of completions) await closeUnit(driver, c, unit);
+        for (const unit of completions) if (await closeUnit(driver, c, unit)) units.push(unit);
+        // Their aggregates, from the rows as this transaction leaves them (rollups.ts).
+        await recomputeRollups(driver, c, { units: distinctUnits(units) });
         if (beforeCommit) await beforeCommit(c);
       },
       { bulk: true },
@@ -96,16 +104,31 @@ async function deleteIds(driver: Driver, c: Connection, table: { table: string }
   if (ids.length > 0) await c.execute(deleteIdsSql(driver, table.table), [ids]);
 }
 
-const fastPath: Merge = async (driver, c, b) => {
-  const keys = b.keys;
-  if (keys.length === 0) return;
-  const stored = await c.rows<{ prompt_task_id: number }>(
-    `SELECT prompt_task_id FROM geo.prompt_executions WHERE ${driver.inIds('prompt_task_id', 1)}`,
+const unitOfExecution = (e: PromptExecutionRow): RollupUnit => ({ task_id: e.task_id, date: e.date_time });
+
+/** Which of `keys` are stored executions, and the units they belong to. */
+async function storedUnitsOf(
+  driver: Driver,
+  c: Connection,
+  keys: readonly number[],
+): Promise<{ ids: Set<number>; units: RollupUnit[] }> {
+  if (keys.length === 0) return { ids: new Set(), units: [] };
+  const rows = await c.rows<{ prompt_task_id: number; task_id: number; date_time: string }>(
+    `SELECT prompt_task_id, task_id, date_time FROM geo.prompt_executions WHERE ${driver.inIds('prompt_task_id', 1)}`,
     [keys],
   );
+  return {
+    ids: new Set(rows.map((r) => r.prompt_task_id)),
+    units: rows.map((r) => ({ task_id: r.task_id, date: r.date_time })),
+  };
+}
+
+const fastPath: Merge = async (driver, c, b, stored) => {
+  const keys = b.keys;
+  if (keys.length === 0) return;
   // Rows can be stored only for executions stored, or for ids named without their execution.
   const executionIds = new Set(b.executions.map((e) => e.prompt_task_id));
-  const cleared = new Set(stored.map((r) => r.prompt_task_id));
+  const cleared = new Set(stored);
   for (const id of keys) if (!executionIds.has(id)) cleared.add(id);
   // Stored executions whose times were not read: updated in place below, never deleted.
   const timesKept = new Set(b.timesKept.filter((id) => cleared.has(id)));
@@ -195,9 +218,11 @@ async function upsertFingerprints(
  * Closes one unit inside the caller's transaction: deletes the unit's executions the API no
  * longer lists, with their children (unless the listing is not trusted whole:
  * `deleteUnlisted: false`), then upserts the checkpoint. A checkpoint thus never exists without
- * the rows it vouches for (committed by earlier batches) nor with rows it disowns.
+ * the rows it vouches for (committed by earlier batches) nor with rows it disowns. Returns whether
+ * it deleted executions (the unit's aggregates are then recomputed by the caller).
  */
-export async function closeUnit(driver: Driver, c: Connection, unit: UnitCompletion): Promise<void> {
+export async function closeUnit(driver: Driver, c: Connection, unit: UnitCompletion): Promise<boolean> {
+  let deleted = false;
   if (unit.deleteUnlisted !== false) {
     const gone = await c.rows<{ prompt_task_id: number }>(
       `DELETE FROM geo.prompt_executions
@@ -209,9 +234,11 @@ export async function closeUnit(driver: Driver, c: Connection, unit: UnitComplet
     const ids = gone.map((r) => r.prompt_task_id);
     for (const table of EXECUTION_CHILD_TABLES) await deleteIds(driver, c, { table }, ids);
     await deleteIds(driver, c, EXECUTION_FINGERPRINTS, ids);
+    deleted = ids.length > 0;
   }
   await c.execute(
     insertValuesSql(driver, SYNC_CHECKPOINTS, 1, true),
     valuesParams(SYNC_CHECKPOINTS, [unit.checkpoint]),
   );
+  return deleted;
 }

@@ -6,6 +6,16 @@
  */
 import { VIEWS_VERSION, type Migration, type MigrationStore } from '../migrate.ts';
 import type { Connection, Driver } from './driver.ts';
+import { fillRollups } from './rollups.ts';
+
+/**
+ * What a migration does beyond its SQL file, inside its transaction (so a migration is applied
+ * whole or not at all, even under kill -9): 008 creates the aggregate tables, then fills them
+ * from the executions a warehouse upgraded from an earlier version already holds.
+ */
+const AFTER_SQL: Readonly<Record<string, (driver: Driver, c: Connection) => Promise<string | null>>> = {
+  '008_rollups': fillRollups,
+};
 
 export class CoreMigrationStore implements MigrationStore {
   constructor(
@@ -41,14 +51,17 @@ export class CoreMigrationStore implements MigrationStore {
     return new Set(rows.map((r) => r.version));
   }
 
-  async apply(m: Migration): Promise<void> {
+  async apply(m: Migration): Promise<string | null> {
+    let note: string | null = null;
     await this.inTransaction(async () => {
       await this.c.execute(m.sql);
+      note = (await AFTER_SQL[m.id]?.(this.driver, this.c)) ?? null;
       await this.c.execute('INSERT INTO geo.schema_migrations (version, name) VALUES ($1, $2)', [
         m.version,
         m.name,
       ]);
     });
+    return note;
   }
 
   async replaceViews(sql: string, hash: string): Promise<void> {

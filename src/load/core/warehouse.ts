@@ -52,6 +52,7 @@ import {
 import { storedRows } from '../text.ts';
 import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
+import { decideOwnership, hostsOf, recomputeRollups, rollupDaysSql } from './rollups.ts';
 import { CoreMigrationStore } from './migration-store.ts';
 import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
@@ -178,8 +179,25 @@ export class CoreWarehouse implements Warehouse {
       dedupeBy(rows, (r) => r.project_id),
     );
   }
-  updateMonitoringTaskConfig(rows: readonly Row.MonitoringTaskConfigRow[]): Promise<Written> {
-    return this.updateRows(MONITORING_TASK_CONFIG, rows);
+  /**
+   * The legacy configuration. Where it changes a monitoring task's brand_urls hosts, the
+   * aggregates' `owned` of that task is decided again in the same transaction (rollups.ts), so no
+   * reader sees the new hosts with the old ownership.
+   */
+  async updateMonitoringTaskConfig(given: readonly Row.MonitoringTaskConfigRow[]): Promise<Written> {
+    const { rows, changed } = storedRows(MONITORING_TASK_CONFIG, given);
+    if (rows.length > 0) {
+      const sql = updateByKeySql(this.driver, MONITORING_TASK_CONFIG);
+      const ids = rows.map((r) => r.project_id);
+      await this.fenced(async (c) => {
+        const before = await hostsOf(this.driver, c, ids);
+        for (const r of rows) await c.execute(sql, valuesParams(MONITORING_TASK_CONFIG, [r]));
+        const after = await hostsOf(this.driver, c, ids);
+        const moved = ids.filter((id) => before.get(id) !== after.get(id));
+        if (moved.length > 0) await decideOwnership(this.driver, c, moved);
+      });
+    }
+    return { textValuesChanged: changed };
   }
   upsertPlatformTasks(rows: readonly Row.PlatformTaskRow[]): Promise<Written> {
     return this.writeRows(
@@ -195,7 +213,9 @@ export class CoreWarehouse implements Warehouse {
     return writeExecutionBatch(this.driver, batch, completions, (c) => this.checkFences(c));
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
-    return this.fenced((c) => closeUnit(this.driver, c, unit));
+    return this.fenced(async (c) => {
+      if (await closeUnit(this.driver, c, unit)) await recomputeRollups(this.driver, c, { units: [unit] });
+    });
   }
   async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
     const rows = await this.driver.connection((c) =>
@@ -269,6 +289,18 @@ export class CoreWarehouse implements Warehouse {
         [...ids],
       ]),
     );
+  }
+  async rollupDays(range?: { from: string; to: string }): Promise<{ date: string; executions: number }[]> {
+    const rows = await this.driver.connection((c) =>
+      c.rows<{ date: string; executions: number | string }>(
+        rollupDaysSql(range !== undefined),
+        range ? [range.from, range.to] : [],
+      ),
+    );
+    return rows.map((r) => ({ date: r.date, executions: Number(r.executions) }));
+  }
+  refreshRollups(from: string, to: string): Promise<void> {
+    return this.fenced((c) => recomputeRollups(this.driver, c, { from, to }), { bulk: true });
   }
   async finishedUnits(dates: readonly string[]): Promise<Set<string>> {
     const unique = [...new Set(dates)];

@@ -7,6 +7,7 @@
  */
 import { timestampTZValue, type DuckDBTimestampTZValue } from '@duckdb/node-api';
 import type { Json } from '../../transform/rows.ts';
+import { DIALECT_SQL } from '../dialect-sql.ts';
 import type { Connection, Driver, LoadMode, Param } from '../core/driver.ts';
 import { insertSelectSql } from '../core/statements.ts';
 import type { TableSpec } from '../tables.ts';
@@ -129,9 +130,8 @@ export class DuckDBDriver implements Driver {
     }
   }
 
-  /** DuckDB uses no ART index for `IN (subquery)`: the semi-join scans, zone maps help. */
   inIds(column: string, n: number): string {
-    return `${column} IN (SELECT unnest(CAST($${n} AS BIGINT[])))`;
+    return DIALECT_SQL.duckdb.inIds(column, n);
   }
 
   isDuplicateKey(error: unknown): boolean {

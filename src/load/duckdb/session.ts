@@ -6,6 +6,7 @@
 import {
   BIGINT,
   LIST,
+  VARCHAR,
   listValue,
   type DuckDBConnection,
   type DuckDBType,
@@ -55,16 +56,23 @@ export class Session {
   }
 }
 
-/** A statement parameter as DuckDB binds it: id lists as LISTs of BIGINT. */
+/** A statement parameter as DuckDB binds it: id lists as LISTs of BIGINT, texts as LISTs of VARCHAR. */
 function toValue(p: Param): DuckDBValue {
   if (p === null || typeof p !== 'object') return p;
-  return listValue(p.map((id) => BigInt(id)));
+  return isTextList(p) ? listValue([...p]) : listValue(p.map((id) => BigInt(id)));
 }
 
 const ID_LIST = LIST(BIGINT);
+const TEXT_LIST = LIST(VARCHAR);
 
-/** The bind types: id lists typed (an empty list has no item type to infer), others inferred. */
+/** A non-empty list of texts (an empty list is an id list: it has no item to tell). */
+const isTextList = (p: readonly number[] | readonly string[]): p is readonly string[] =>
+  typeof p[0] === 'string';
+
+/** The bind types: lists typed (an empty list has no item type to infer), others inferred. */
 function typesOf(params: readonly Param[]): DuckDBType[] {
   // DuckDB infers the type of a parameter whose entry is undefined.
-  return params.map((p) => (p !== null && typeof p === 'object' ? ID_LIST : undefined)) as DuckDBType[];
+  return params.map((p) =>
+    p !== null && typeof p === 'object' ? (isTextList(p) ? TEXT_LIST : ID_LIST) : undefined,
+  ) as DuckDBType[];
 }

@@ -4,6 +4,7 @@
  * a dedicated connection for the no-overlap lock (advisory-lock.ts).
  */
 import type { Logger } from 'pino';
+import { DIALECT_SQL } from '../dialect-sql.ts';
 import type pg from 'pg';
 import type { Json } from '../../transform/rows.ts';
 import type { Connection, Driver, LoadMode, Param, TransactionOptions } from '../core/driver.ts';
@@ -96,7 +97,7 @@ export class PostgresDriver implements Driver {
   }
 
   inIds(column: string, n: number): string {
-    return `${column} = ANY($${n}::bigint[])`;
+    return DIALECT_SQL.postgres.inIds(column, n);
   }
 
   isDuplicateKey(error: unknown): boolean {

@@ -1,0 +1,93 @@
+-- The per-day aggregates (issue 28): the grain the views group by, stored and kept right by the
+-- sync. Each write transaction that changes a unit's (platform task, day) rows recomputes that
+-- unit's rows here from them (src/load/core/rollups.ts); `geo-sync rollups refresh` recomputes
+-- whole days. Only counts and sums are stored, plus the least (best) positions and `owned`;
+-- names are joined by the views at query time. No primary key: customer_id may be NULL (spec 1,
+-- rule 5); rows are replaced per unit, never upserted, so the grain stays unique (check
+-- keys_unique). Filled from the stored executions by this migration (see migrate.ts).
+CREATE TABLE geo.rollup_executions_daily (
+  date             DATE NOT NULL,
+  week_start       DATE NOT NULL,
+  task_id          BIGINT NOT NULL,
+  project_id       BIGINT NOT NULL,
+  customer_id      BIGINT,
+  engine           TEXT NOT NULL,
+  model            TEXT NOT NULL,
+  executions       BIGINT NOT NULL,
+  available        BIGINT NOT NULL,
+  missing          BIGINT NOT NULL,
+  with_screenshot  BIGINT NOT NULL
+);
+
+CREATE TABLE geo.rollup_brands_daily (
+  date               DATE NOT NULL,
+  week_start         DATE NOT NULL,
+  task_id            BIGINT NOT NULL,
+  project_id         BIGINT NOT NULL,
+  customer_id        BIGINT,
+  engine             TEXT NOT NULL,
+  model              TEXT NOT NULL,
+  brand              TEXT NOT NULL,
+  rank_items         BIGINT NOT NULL,
+  valid_rank_items   BIGINT NOT NULL,
+  position_sum       BIGINT NOT NULL,
+  executions_ranked  BIGINT NOT NULL,
+  best_position_sum  BIGINT NOT NULL,
+  best_position      INTEGER,
+  top1_executions    BIGINT NOT NULL,
+  top3_executions    BIGINT NOT NULL,
+  visibility_sum     BIGINT NOT NULL,
+  visibility_items   BIGINT NOT NULL,
+  score_sum          BIGINT NOT NULL,
+  score_items        BIGINT NOT NULL
+);
+
+CREATE TABLE geo.rollup_domains_daily (
+  date               DATE NOT NULL,
+  week_start         DATE NOT NULL,
+  task_id            BIGINT NOT NULL,
+  project_id         BIGINT NOT NULL,
+  customer_id        BIGINT,
+  domain             TEXT NOT NULL,
+  citations          BIGINT NOT NULL,
+  executions_citing  BIGINT NOT NULL,
+  owned              BOOLEAN NOT NULL
+);
+
+CREATE TABLE geo.rollup_question_brands_daily (
+  date               DATE NOT NULL,
+  week_start         DATE NOT NULL,
+  task_id            BIGINT NOT NULL,
+  project_id         BIGINT NOT NULL,
+  customer_id        BIGINT,
+  question           TEXT NOT NULL,
+  brand              TEXT NOT NULL,
+  runs               BIGINT NOT NULL,
+  runs_ranked        BIGINT NOT NULL,
+  best_position_sum  BIGINT NOT NULL,
+  best_position      INTEGER
+);
+
+-- What a dashboard filters by reaches an index: the day (and the unit, which every recomputation
+-- deletes by), the platform task, the monitoring task, the week, a brand, a domain.
+CREATE INDEX rollup_executions_daily_date_idx ON geo.rollup_executions_daily (date, task_id);
+CREATE INDEX rollup_executions_daily_task_idx ON geo.rollup_executions_daily (task_id, date);
+CREATE INDEX rollup_executions_daily_project_idx ON geo.rollup_executions_daily (project_id, date);
+CREATE INDEX rollup_executions_daily_week_idx ON geo.rollup_executions_daily (week_start, project_id);
+
+CREATE INDEX rollup_brands_daily_date_idx ON geo.rollup_brands_daily (date, task_id);
+CREATE INDEX rollup_brands_daily_task_idx ON geo.rollup_brands_daily (task_id, date);
+CREATE INDEX rollup_brands_daily_project_idx ON geo.rollup_brands_daily (project_id, date);
+CREATE INDEX rollup_brands_daily_week_idx ON geo.rollup_brands_daily (week_start, project_id);
+CREATE INDEX rollup_brands_daily_brand_idx ON geo.rollup_brands_daily (brand, date);
+
+CREATE INDEX rollup_domains_daily_date_idx ON geo.rollup_domains_daily (date, task_id);
+CREATE INDEX rollup_domains_daily_task_idx ON geo.rollup_domains_daily (task_id, date);
+CREATE INDEX rollup_domains_daily_project_idx ON geo.rollup_domains_daily (project_id, date);
+CREATE INDEX rollup_domains_daily_week_idx ON geo.rollup_domains_daily (week_start, project_id);
+CREATE INDEX rollup_domains_daily_domain_idx ON geo.rollup_domains_daily (domain, date);
+
+CREATE INDEX rollup_question_brands_daily_date_idx ON geo.rollup_question_brands_daily (date, task_id);
+CREATE INDEX rollup_question_brands_daily_task_idx ON geo.rollup_question_brands_daily (task_id, date);
+CREATE INDEX rollup_question_brands_daily_project_idx ON geo.rollup_question_brands_daily (project_id, date);
+CREATE INDEX rollup_question_brands_daily_brand_idx ON geo.rollup_question_brands_daily (brand, date);

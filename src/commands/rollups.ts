@@ -1,0 +1,137 @@
+/**
+ * `geo-sync rollups refresh [--from D --to D]`: recomputes the per-day aggregates (geo.rollup_*)
+ * from the execution tables, for a user who restored a backup or edited rows by hand. The sync
+ * keeps them right by itself; `check` (rollups_match) tells when they are not.
+ */
+import cliProgress from 'cli-progress';
+import { Command } from 'commander';
+import { openMigratedWarehouse } from '../app.ts';
+import { UsageError } from '../errors.ts';
+import { acquireLock, lockHolder } from '../sync/lock.ts';
+import {
+  abortOnSignals,
+  action,
+  checkDayOrder,
+  configFrom,
+  loggerFor,
+  parseDay,
+  parseNonNegativeInt,
+  withCommonOptions,
+  type CommonOpts,
+} from './common.ts';
+
+/**
+ * Executions one refresh transaction covers at most (whole days; a day above it is one
+ * transaction of its own): bounded, so PostgreSQL holds its locks and DuckDB its uncommitted rows
+ * for one batch of days, not for the whole history.
+ */
+export const REFRESH_BATCH_EXECUTIONS = 50_000;
+
+export interface DayBatch {
+  from: string;
+  to: string;
+  days: number;
+  executions: number;
+}
+
+/** Consecutive days in batches of at most `max` executions (a larger day alone). */
+export function batchDays(
+  days: readonly { date: string; executions: number }[],
+  max = REFRESH_BATCH_EXECUTIONS,
+): DayBatch[] {
+  const out: DayBatch[] = [];
+  let current: DayBatch | null = null;
+  for (const d of days) {
+    if (current && current.executions + d.executions <= max) {
+      current.to = d.date;
+      current.days++;
+      current.executions += d.executions;
+      continue;
+    }
+    current = { from: d.date, to: d.date, days: 1, executions: d.executions };
+    out.push(current);
+  }
+  return out;
+}
+
+interface RefreshOpts extends CommonOpts {
+  from?: string;
+  to?: string;
+  progress: boolean;
+  waitForLock: number;
+}
+
+function refreshCommand(): Command {
+  return withCommonOptions(new Command('refresh'))
+    .description(
+      'recompute the per-day aggregates the views read from the execution tables, for --from..--to ' +
+        '(every day without a range): after restoring a backup or editing rows by hand',
+    )
+    .option('--from <YYYY-MM-DD>', 'first day (with --to)', parseDay)
+    .option('--to <YYYY-MM-DD>', 'last day, inclusive (with --from)', parseDay)
+    .option('--wait-for-lock <seconds>', 'wait this long for a running sync to end', parseNonNegativeInt, 0)
+    .option('--no-progress', 'no progress bar')
+    .action(
+      action(async (opts: RefreshOpts) => {
+        if ((opts.from === undefined) !== (opts.to === undefined))
+          throw new UsageError('--from and --to go together (or neither: every day)');
+        checkDayOrder(opts.from, opts.to);
+        const range = opts.from && opts.to ? { from: opts.from, to: opts.to } : undefined;
+        const config = configFrom(opts);
+        const logger = loggerFor(config);
+        const stop = abortOnSignals(logger);
+        const warehouse = await openMigratedWarehouse(config, logger, { signal: stop.signal });
+        try {
+          // Under the lock: a sync writing meanwhile would recompute its units alongside.
+          await acquireLock(warehouse, lockHolder('rollups refresh'), {
+            waitMs: opts.waitForLock * 1000,
+            signal: stop.signal,
+          });
+          const days = await warehouse.rollupDays(range);
+          const batches = batchDays(days);
+          const executions = days.reduce((a, d) => a + d.executions, 0);
+          const scope = range ? `${range.from} .. ${range.to}` : 'every day';
+          if (days.length === 0) {
+            process.stdout.write(`nothing to refresh in ${scope}: no executions and no aggregate rows\n`);
+            return;
+          }
+          const bar = opts.progress && process.stderr.isTTY ? dayBar(days.length) : null;
+          let done = 0;
+          try {
+            for (const b of batches) {
+              if (stop.signal.aborted) throw stop.signal.reason;
+              await warehouse.refreshRollups(b.from, b.to);
+              done += b.days;
+              if (bar) bar.update(done);
+              else
+                logger.info({ from: b.from, to: b.to, days: done, of: days.length }, 'aggregates refreshed');
+            }
+          } finally {
+            bar?.stop();
+          }
+          process.stdout.write(
+            `refreshed the per-day aggregates of ${days.length} day(s) (${executions} executions) in ${scope}, ` +
+              `${batches.length} transaction(s)\n`,
+          );
+        } finally {
+          stop.dispose();
+          await warehouse.close();
+        }
+      }),
+    );
+}
+
+function dayBar(total: number): cliProgress.SingleBar {
+  const bar = new cliProgress.SingleBar(
+    { format: 'days {bar} {value}/{total} | ETA {eta_formatted}', hideCursor: true, stream: process.stderr },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0);
+  return bar;
+}
+
+export function rollupsCommand(): Command {
+  return new Command('rollups')
+    .description('the per-day aggregates the views read (kept by every sync)')
+    .addCommand(refreshCommand());
+}

@@ -1,0 +1,330 @@
+/**
+ * The per-day aggregates (issue 28), for every dialect: the statements that recompute them from
+ * the execution tables, for some units (platform task, day) or some days, and the comparison
+ * `check rollups_match` runs. The views (sql/views.sql) read these tables instead of grouping
+ * every raw row at each query.
+ *
+ * How they stay right: every write transaction that changes a unit's rows (an execution batch,
+ * the deletion of executions no longer listed) ends by recomputing that unit's aggregate rows
+ * (delete, then insert from the unit's rows), in the same transaction, before the fences are
+ * checked. A reader therefore never sees rows without their aggregates, and after a kill -9 both
+ * or neither are there. A unit is recomputed whole, never patched with a difference: the best
+ * position (a minimum) cannot be taken back when an execution is replaced, and a whole unit is
+ * small (its day's executions of one platform task).
+ *
+ * Only additive quantities are stored (counts and sums), plus two that merge by taking the least
+ * (best positions) and `owned`, which depends on the monitoring task's brand_urls and is set
+ * again when they change (ownership.ts). Names are joined at query time.
+ */
+import { DIALECT_SQL, ownedBy, siteOf, weekStartOf } from '../dialect-sql.ts';
+import {
+  ROLLUP_BRANDS_DAILY,
+  ROLLUP_DOMAINS_DAILY,
+  ROLLUP_EXECUTIONS_DAILY,
+  ROLLUP_QUESTION_BRANDS_DAILY,
+  ROLLUP_TABLES,
+  ident,
+} from '../tables.ts';
+import { unitKeyOf } from '../values.ts';
+import type { Connection, Driver, Param } from './driver.ts';
+import { columnList } from './statements.ts';
+
+/** A unit whose aggregate rows are recomputed. */
+export interface RollupUnit {
+  readonly task_id: number;
+  readonly date: string;
+}
+
+/** What a recomputation covers: some units, or every unit of some days. */
+export type RollupScope =
+  { readonly units: readonly RollupUnit[] } | { readonly from: string; readonly to: string };
+
+/**
+ * Parameters of one statement, numbered as they are added; a value added again is the same
+ * parameter (a statement that filters two of its parts by the same scope names it once).
+ */
+class Params {
+  readonly values: Param[] = [];
+  private readonly seen = new Map<unknown, string>();
+  add(value: Param): string {
+    const known = this.seen.get(value);
+    if (known) return known;
+    this.values.push(value);
+    const placeholder = `$${this.values.length}`;
+    this.seen.set(value, placeholder);
+    return placeholder;
+  }
+}
+
+/** What the statements need of a driver: its dialect. */
+type Dialected = Pick<Driver, 'dialect'>;
+
+/**
+ * The scope as a predicate on a table's day and platform-task columns. Units are one list of
+ * days and one of platform tasks, zipped: the statement's text is the same for any number of
+ * units, so a driver that keeps prepared statements plans it once.
+ */
+function scopeWhere(_driver: Dialected, scope: RollupScope, p: Params, day: string, task: string): string {
+  if ('from' in scope)
+    return `${day} BETWEEN CAST(${p.add(scope.from)} AS DATE) AND CAST(${p.add(scope.to)} AS DATE)`;
+  const days = p.add(scope.units.map((u) => u.date));
+  const tasks = p.add(scope.units.map((u) => u.task_id));
+  return `EXISTS (SELECT 1 FROM (SELECT CAST(unnest(CAST(${days} AS VARCHAR[])) AS DATE) AS d,
+      unnest(CAST(${tasks} AS BIGINT[])) AS t) u WHERE u.d = ${day} AND u.t = ${task})`;
+}
+
+/** One execution's rank items per brand: the grain under the brand and question aggregates. */
+function executionBrandsSql(driver: Dialected, scope: RollupScope, p: Params): string {
+  return `SELECT e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model, e.prompt_name,
+      r.prompt_task_id, r.brand,
+      count(*) AS rank_items, count(r.position) AS valid_rank_items, sum(r.position) AS position_sum,
+      min(r.position) AS best, sum(r.visibility) AS visibility_sum, count(r.visibility) AS visibility_items,
+      sum(r.score) AS score_sum, count(r.score) AS score_items
+    FROM geo.execution_ranks r JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id
+    WHERE ${scopeWhere(driver, scope, p, 'e.date_time', 'e.task_id')}
+    GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model, e.prompt_name,
+      r.prompt_task_id, r.brand`;
+}
+
+const big = (expr: string) => `CAST(${expr} AS BIGINT)`;
+
+/**
+ * Each aggregate table's rows recomputed from the execution tables over `scope`, in the table's
+ * column order. `owned` is decided once per (monitoring task, domain) group, against the hosts of
+ * the task's brand_urls, as the views used to per row.
+ */
+type Select = (d: Dialected, s: RollupScope, p: Params) => string;
+const SELECTS: Readonly<Record<string, Select>> = {
+  [ROLLUP_EXECUTIONS_DAILY.table]: (
+    d,
+    s,
+    p,
+  ) => `SELECT e.date_time, ${weekStartOf('e.date_time')}, e.task_id, e.project_id,
+      e.customer_id, e.engine, e.model,
+      count(*), count(*) FILTER (WHERE e.result_status = 'available'),
+      count(*) FILTER (WHERE e.result_status = 'missing'),
+      count(*) FILTER (WHERE COALESCE(NULLIF(sc.screenshot_url, ''), NULLIF(e.screenshot_url, '')) IS NOT NULL)
+    FROM geo.prompt_executions e
+    LEFT JOIN geo.execution_screenshots sc ON sc.prompt_task_id = e.prompt_task_id
+    WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}
+    GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model`,
+
+  [ROLLUP_BRANDS_DAILY.table]: (
+    d,
+    s,
+    p,
+  ) => `SELECT b.date_time, ${weekStartOf('b.date_time')}, b.task_id, b.project_id,
+      b.customer_id, b.engine, b.model, b.brand,
+      ${big('sum(b.rank_items)')}, ${big('sum(b.valid_rank_items)')}, ${big('COALESCE(sum(b.position_sum), 0)')},
+      count(b.best), ${big('COALESCE(sum(b.best), 0)')}, min(b.best),
+      count(*) FILTER (WHERE b.best = 1), count(*) FILTER (WHERE b.best <= 3),
+      ${big('COALESCE(sum(b.visibility_sum), 0)')}, ${big('sum(b.visibility_items)')},
+      ${big('COALESCE(sum(b.score_sum), 0)')}, ${big('sum(b.score_items)')}
+    FROM (${executionBrandsSql(d, s, p)}) b
+    GROUP BY b.date_time, b.task_id, b.project_id, b.customer_id, b.engine, b.model, b.brand`,
+
+  [ROLLUP_DOMAINS_DAILY.table]: (
+    d,
+    s,
+    p,
+  ) => `SELECT g.date_time, ${weekStartOf('g.date_time')}, g.task_id, g.project_id,
+      g.customer_id, g.domain, g.citations, g.executions_citing,
+      COALESCE(bool_or(${ownedBy('g.site', 'h.host')}), false)
+    FROM (
+      SELECT c.*, ${siteOf('c.domain')} AS site FROM (
+        SELECT e.date_time, e.task_id, e.project_id, e.customer_id, s.domain,
+          count(*) AS citations, count(DISTINCT s.prompt_task_id) AS executions_citing
+        FROM geo.execution_sources s JOIN geo.prompt_executions e ON e.prompt_task_id = s.prompt_task_id
+        WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}
+        GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, s.domain) c
+    ) g
+    LEFT JOIN (${brandHostsSql(d)}) h ON h.project_id = g.project_id
+    GROUP BY g.date_time, g.task_id, g.project_id, g.customer_id, g.domain, g.citations, g.executions_citing`,
+
+  [ROLLUP_QUESTION_BRANDS_DAILY.table]: (
+    d,
+    s,
+    p,
+  ) => `SELECT b.date_time, ${weekStartOf('b.date_time')}, b.task_id,
+      b.project_id, b.customer_id, b.prompt_name, b.brand,
+      q.runs, count(b.best), ${big('COALESCE(sum(b.best), 0)')}, min(b.best)
+    FROM (${executionBrandsSql(d, s, p)}) b
+    JOIN (
+      SELECT e.date_time, e.task_id, e.prompt_name, count(*) AS runs FROM geo.prompt_executions e
+      WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}
+      GROUP BY e.date_time, e.task_id, e.prompt_name
+    ) q ON q.date_time = b.date_time AND q.task_id = b.task_id AND q.prompt_name = b.prompt_name
+    GROUP BY b.date_time, b.task_id, b.project_id, b.customer_id, b.prompt_name, b.brand, q.runs`,
+};
+
+/** The recomputation of one aggregate table. */
+function selectOf(table: string): Select {
+  const select = SELECTS[table];
+  if (!select) throw new Error(`no recomputation for geo.${table}`);
+  return select;
+}
+
+/** Every monitoring task's brand_urls hosts, normalised (the view monitoring_task_hosts lists them too). */
+export function brandHostsSql(d: Pick<Driver, 'dialect'>, table = 'geo.monitoring_tasks'): string {
+  return `SELECT DISTINCT m.project_id, ${siteOf('u.url')} AS host
+    FROM ${table} m CROSS JOIN ${DIALECT_SQL[d.dialect].jsonArrayTexts('m.brand_urls', 'u')}`;
+}
+
+/** A statement and its parameters. */
+export interface Statement {
+  sql: string;
+  params: Param[];
+}
+
+/** Delete, then insert, of every aggregate table over the scope: the recomputation. */
+export function recomputeStatements(driver: Dialected, scope: RollupScope): Statement[] {
+  const out: Statement[] = [];
+  for (const spec of ROLLUP_TABLES) {
+    const del = new Params();
+    out.push({
+      sql: `DELETE FROM geo.${spec.table} AS r WHERE ${scopeWhere(driver, scope, del, 'r.date', 'r.task_id')}`,
+      params: del.values,
+    });
+    const ins = new Params();
+    out.push({
+      sql: `INSERT INTO geo.${spec.table} (${columnList(spec)}) ${selectOf(spec.table)(driver, scope, ins)}`,
+      params: ins.values,
+    });
+  }
+  return out;
+}
+
+/**
+ * Recomputes the aggregates of `scope` inside the caller's transaction. Nothing to do for no
+ * unit (a transaction that only closed unchanged units).
+ */
+export async function recomputeRollups(driver: Driver, c: Connection, scope: RollupScope): Promise<void> {
+  if ('units' in scope && scope.units.length === 0) return;
+  for (const s of recomputeStatements(driver, scope)) await c.execute(s.sql, s.params);
+}
+
+/** Distinct units, in a stable order. */
+export function distinctUnits(units: Iterable<RollupUnit>): RollupUnit[] {
+  const byKey = new Map<string, RollupUnit>();
+  for (const u of units) byKey.set(unitKeyOf(u.task_id, u.date), { task_id: u.task_id, date: u.date });
+  return [...byKey.values()].sort((a, b) => a.date.localeCompare(b.date) || a.task_id - b.task_id);
+}
+
+/**
+ * `check rollups_match` over the days `$1`..`$2`: the rows stored and the rows recomputed that
+ * differ, one row per side (`stored` only, `recomputed` only) with the table, day, platform task
+ * and the rest of the row as text. Portable SQL, ending with ORDER BY column positions.
+ */
+export function rollupsMatchSql(driver: Dialected): string {
+  // Two stand-ins that every part's day scope names as $1 and $2 (Params names a value once).
+  const p = new Params();
+  const days = { from: '\u0000from', to: '\u0000to' };
+  const [from, to] = [p.add(days.from), p.add(days.to)];
+  const parts: string[] = [];
+  for (const spec of ROLLUP_TABLES) {
+    const rest = spec.columns
+      .map((c) => c.name)
+      .filter((c) => !['date', 'week_start', 'task_id'].includes(c));
+    const detail = rest
+      .map((c) => `'${c}=' || COALESCE(CAST(x.${ident(c)} AS VARCHAR), 'NULL')`)
+      .join(` || ' ' || `);
+    const stored = `SELECT ${columnList(spec)} FROM geo.${spec.table} WHERE date BETWEEN CAST(${from} AS DATE) AND CAST(${to} AS DATE)`;
+    const recomputed = selectOf(spec.table)(driver, days, p);
+    for (const [side, a, b] of [
+      ['stored', stored, recomputed],
+      ['recomputed', recomputed, stored],
+    ] as const) {
+      parts.push(
+        `SELECT '${spec.table}' AS table_name, '${side}' AS only_in, x.date, x.task_id, ${detail} AS row_values
+         FROM (${a} EXCEPT ${b}) x (${columnList(spec)})`,
+      );
+    }
+  }
+  if (p.values.length !== 2)
+    throw new Error('rollups_match: a part names a parameter other than the two days');
+  return `${parts.join('\nUNION ALL\n')}\nORDER BY 1, 3, 4, 2, 5`;
+}
+
+/**
+ * The days (of `$1`..`$2` when `inRange`) that hold executions or aggregate rows, with their
+ * executions: an aggregate row of a day without executions (a backup restored, a hand edit) is
+ * one to delete.
+ */
+export function rollupDaysSql(inRange: boolean): string {
+  const where = (column: string) =>
+    inRange ? ` WHERE ${column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)` : '';
+  const days = [
+    `SELECT date_time AS date, count(*) AS executions FROM geo.prompt_executions${where('date_time')} GROUP BY date_time`,
+    ...ROLLUP_TABLES.map((t) => `SELECT DISTINCT date, 0 AS executions FROM geo.${t.table}${where('date')}`),
+  ];
+  return `SELECT date, CAST(sum(executions) AS BIGINT) AS executions FROM (${days.join(' UNION ALL ')}) d
+    GROUP BY date ORDER BY date`;
+}
+
+/** The first and last day of the stored executions, or null when there are none. */
+export async function executionDays(c: Connection): Promise<{ from: string; to: string } | null> {
+  const [row] = await c.rows<{ first: string | null; last: string | null }>(
+    'SELECT min(date_time) AS first, max(date_time) AS last FROM geo.prompt_executions',
+  );
+  return row?.first && row.last ? { from: row.first, to: row.last } : null;
+}
+
+/**
+ * Migration 008's fill: the aggregates of every stored day, once, for a warehouse upgraded from a
+ * version without them (a new warehouse has nothing to fill). Returns the line `migrate` says.
+ */
+export async function fillRollups(driver: Driver, c: Connection): Promise<string | null> {
+  const days = await executionDays(c);
+  if (!days) return null;
+  await recomputeRollups(driver, c, days);
+  return (
+    `filled the per-day aggregates (geo.rollup_*) from the executions stored ${days.from}..${days.to}: ` +
+    'this version keeps them with every sync; the views read them'
+  );
+}
+
+/** Each monitoring task's brand_urls hosts, normalised, as one sorted text per task. */
+export async function hostsOf(
+  driver: Driver,
+  c: Connection,
+  projectIds: readonly number[],
+): Promise<Map<number, string>> {
+  const out = new Map<number, string>();
+  if (projectIds.length === 0) return out;
+  const rows = await c.rows<{ project_id: number; host: string }>(
+    `SELECT h.project_id, h.host FROM (${brandHostsSql(driver)}) h WHERE ${driver.inIds('h.project_id', 1)}
+     ORDER BY h.project_id, h.host`,
+    [projectIds],
+  );
+  for (const r of rows) out.set(r.project_id, `${out.get(r.project_id) ?? ''}${r.host}\n`);
+  return out;
+}
+
+/**
+ * Decides `owned` again for every (monitoring task, domain) of the aggregates of these tasks,
+ * whose brand_urls hosts changed: once per pair, against the task's hosts now.
+ */
+export async function decideOwnership(
+  driver: Driver,
+  c: Connection,
+  projectIds: readonly number[],
+): Promise<void> {
+  // PostgreSQL: wait for the transactions writing aggregate rows now (they may have decided
+  // `owned` against the old hosts) and hold off new ones until this commits, so every row is
+  // decided against the hosts it will be read with. (DuckDB runs one transaction at a time.)
+  const lock = DIALECT_SQL[driver.dialect].lockAgainstWriters('geo.rollup_domains_daily');
+  if (lock) await c.execute(lock);
+  await c.execute(
+    `UPDATE geo.rollup_domains_daily SET owned = o.owned
+     FROM (
+       SELECT d.project_id, d.domain, COALESCE(bool_or(${ownedBy(siteOf('d.domain'), 'h.host')}), false) AS owned
+       FROM (SELECT DISTINCT project_id, domain FROM geo.rollup_domains_daily
+             WHERE ${driver.inIds('project_id', 1)}) d
+       LEFT JOIN (${brandHostsSql(driver)}) h ON h.project_id = d.project_id
+       GROUP BY d.project_id, d.domain
+     ) o
+     WHERE geo.rollup_domains_daily.project_id = o.project_id AND geo.rollup_domains_daily.domain = o.domain
+       AND geo.rollup_domains_daily.owned <> o.owned`,
+    [projectIds],
+  );
+}

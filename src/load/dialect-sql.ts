@@ -1,0 +1,72 @@
+/**
+ * The few SQL spellings the two warehouses do not share, for the statements written once for
+ * both: the views (sql/views.sql, rendered by views.ts) and the aggregates' recomputation
+ * (core/rollups.ts). Everything else in those statements is the SQL both accept.
+ */
+import type { Dialect } from './warehouse.ts';
+
+export interface DialectSql {
+  /** The double-precision float type. */
+  readonly double: string;
+  /** A predicate: `column` is one of the ids of the list parameter `$n`. */
+  inIds(column: string, n: number): string;
+  /** ISO week of a DATE expression, as `YYYY-Www`. */
+  isoWeek(date: string): string;
+  /** A FROM item: the text elements of a JSON column that holds an array (none otherwise), as `alias(url)`. */
+  jsonArrayTexts(json: string, alias: string): string;
+  /**
+   * How a view names a geo table. DuckDB binds a view's body in the view's own catalog and
+   * schema, so its views name tables unqualified and keep working however the file is opened
+   * (a qualified `geo.<table>` is ambiguous when the file itself is named geo.duckdb).
+   */
+  viewTable(table: string): string;
+  /**
+   * A statement, inside a transaction, that waits for the transactions writing `table` and keeps
+   * new writers out until this one ends; null where transactions never run at once (DuckDB).
+   */
+  lockAgainstWriters(table: string): string | null;
+}
+
+export const DIALECT_SQL: Record<Dialect, DialectSql> = {
+  postgres: {
+    double: 'DOUBLE PRECISION',
+    inIds: (column, n) => `${column} = ANY($${n}::bigint[])`,
+    isoWeek: (d) => `to_char(${d}, 'IYYY-"W"IW')`,
+    jsonArrayTexts: (j, alias) =>
+      `jsonb_array_elements_text(CASE WHEN jsonb_typeof(${j}) = 'array' THEN ${j} ELSE '[]'::jsonb END) AS ${alias}(url)`,
+    viewTable: (t) => `geo.${t}`,
+    lockAgainstWriters: (t) => `LOCK TABLE ${t} IN SHARE ROW EXCLUSIVE MODE`,
+  },
+  duckdb: {
+    double: 'DOUBLE',
+    // DuckDB uses no ART index for `IN (subquery)`: the semi-join scans, zone maps help.
+    inIds: (column, n) => `${column} IN (SELECT unnest(CAST($${n} AS BIGINT[])))`,
+    isoWeek: (d) => `strftime(${d}, '%G-W%V')`,
+    jsonArrayTexts: (j, alias) =>
+      `unnest(CASE WHEN json_type(${j}) = 'ARRAY' THEN json_extract_string(${j}, '$[*]') ELSE [] END) AS ${alias}(url)`,
+    viewTable: (t) => t,
+    lockAgainstWriters: () => null,
+  },
+};
+
+/**
+ * A host or cited domain normalised for own-site matching, the same on both warehouses: lower
+ * case, without surrounding blanks, scheme, `user@`, `:port`, path, a leading "www." or trailing
+ * dots. `(?s)`: a value with a line break is normalised too (DuckDB's RE2 `.` stops at one).
+ */
+export function siteOf(text: string): string {
+  return (
+    `regexp_replace(regexp_replace(lower(${text}), ` +
+    `'(?s)^\\s*([a-z][a-z0-9+.-]*://)?([^/?#]*@)?([^/?#:\\s]*).*$', '\\3'), '^www\\.|\\.+$', '', 'g')`
+  );
+}
+
+/** Whether `site` (normalised) is, or is below, `host` (normalised and not empty). */
+export function ownedBy(site: string, host: string): string {
+  return `${host} <> '' AND (${site} = ${host} OR right(${site}, length(${host}) + 1) = '.' || ${host})`;
+}
+
+/** Monday of the ISO week of a DATE expression, as a DATE. */
+export function weekStartOf(date: string): string {
+  return `CAST(date_trunc('week', ${date}) AS DATE)`;
+}

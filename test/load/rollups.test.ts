@@ -1,0 +1,336 @@
+/**
+ * The per-day aggregates (issue 28) on both warehouses: every kind of write keeps them equal to a
+ * recomputation from the execution tables in its own transaction (a batch, an execution replaced
+ * with fewer ranks, one that moved to another day, rows given without their execution, the
+ * deletion of unlisted executions, a refused commit), `owned` follows brand_urls, an execution
+ * with a NULL customer_id counts once however often it is written, a refresh repairs a hand edit
+ * and deletes rows of a day without executions, and migration 008 fills a warehouse upgraded from
+ * a version without them, once.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { openWarehouse, type Warehouse } from '../../src/load/index.ts';
+import { rollupsMatchSql } from '../../src/load/core/rollups.ts';
+import { FenceLostError } from '../../src/load/errors.ts';
+import type { Dialect } from '../../src/load/warehouse.ts';
+import { damage } from '../helpers/damage.ts';
+import { createTempDuckDB } from '../helpers/duckdb.ts';
+import { createTestDatabase, postgresReachable } from '../helpers/postgres.ts';
+import { batch, execution, rank, screenshot, source } from './fixtures.ts';
+
+const pgUp = await postgresReachable();
+const D1 = '2026-11-16';
+const D2 = '2026-11-17';
+const RANGE = ['2026-11-01', '2026-11-30'];
+
+async function freshTarget(dialect: Dialect): Promise<{ target: string; drop: () => Promise<void> }> {
+  if (dialect === 'postgres') {
+    const db = await createTestDatabase();
+    return { target: db.url, drop: db.drop };
+  }
+  const db = createTempDuckDB('rollups');
+  return { target: db.target, drop: async () => db.remove() };
+}
+
+/** What rollups_match reports: the aggregate rows that differ from a recomputation. */
+async function mismatches(w: Warehouse): Promise<Record<string, unknown>[]> {
+  return w.query(rollupsMatchSql(w), RANGE);
+}
+
+const num = (v: unknown) => (v === null ? null : Number(v));
+
+async function executionsOf(w: Warehouse, date: string, taskId = 10): Promise<number> {
+  const rows = await w.query(
+    'SELECT sum(executions) AS n FROM geo.rollup_executions_daily WHERE date = CAST($1 AS DATE) AND task_id = $2',
+    [date, taskId],
+  );
+  return num(rows[0]?.n) ?? 0;
+}
+
+async function brandRow(
+  w: Warehouse,
+  date: string,
+  brand: string,
+): Promise<Record<string, unknown> | undefined> {
+  const rows = await w.query(
+    `SELECT sum(rank_items) AS rank_items, sum(valid_rank_items) AS valid_rank_items,
+       sum(executions_ranked) AS executions_ranked, min(best_position) AS best_position,
+       sum(best_position_sum) AS best_position_sum, sum(top1_executions) AS top1_executions
+     FROM geo.rollup_brands_daily WHERE date = CAST($1 AS DATE) AND brand = $2 HAVING count(*) > 0`,
+    [date, brand],
+  );
+  return rows[0] ? Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, num(v)])) : undefined;
+}
+
+async function owned(w: Warehouse, domain: string): Promise<boolean[]> {
+  const rows = await w.query('SELECT DISTINCT owned FROM geo.rollup_domains_daily WHERE domain = $1', [
+    domain,
+  ]);
+  return rows.map((r) => Boolean(r.owned));
+}
+
+async function seedTasks(w: Warehouse): Promise<void> {
+  await w.upsertMonitoringTasks([
+    {
+      project_id: 100,
+      customer_id: 1000,
+      project_name: 'Robot vacuums',
+      brand_cate_desc: '',
+      brand_desc_list: 'Acme',
+      status: 1,
+      status_name: 'in progress',
+      created_at: null,
+      task_count: 1,
+      prompts: [],
+    },
+  ]);
+  await w.updateMonitoringTaskConfig([
+    {
+      project_id: 100,
+      week_restart: 0,
+      only_rank: 0,
+      rank_match: 0,
+      brand_urls: ['https://acme.com'],
+      emails: [],
+    },
+  ]);
+}
+
+for (const dialect of ['duckdb', 'postgres'] as const) {
+  describe.skipIf(dialect === 'postgres' && !pgUp)(`per-day aggregates (${dialect})`, () => {
+    const cleanup: (() => Promise<void>)[] = [];
+    afterAll(async () => {
+      for (const drop of cleanup) await drop();
+    });
+    const open = async () => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      return openWarehouse(t.target, { migrate: true });
+    };
+
+    it('every write keeps them equal to a recomputation, in its own transaction', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        // Two units of day 1, one of them with an execution whose customer_id is NULL.
+        await w.writeExecutionBatch(
+          batch({
+            executions: [
+              execution(1, { date_time: D1 }),
+              execution(2, { date_time: D1, customer_id: null }),
+              execution(3, { date_time: D1, task_id: 11 }),
+            ],
+            ranks: [
+              rank(1, 0, 'Acme', 1),
+              rank(1, 1, 'Bolt', 2),
+              rank(1, 2, 'Cleo', 3),
+              rank(2, 0, 'Acme', 2),
+            ],
+            sources: [source(11, 1, 'www.acme.com'), source(12, 1, 'news.com'), source(13, 2, 'acme.com')],
+            screenshots: [screenshot(1)],
+          }),
+        );
+        expect(await mismatches(w)).toEqual([]);
+        expect(await executionsOf(w, D1)).toBe(2);
+        expect(await brandRow(w, D1, 'Acme')).toMatchObject({
+          rank_items: 2,
+          executions_ranked: 2,
+          top1_executions: 1,
+        });
+        expect(await owned(w, 'www.acme.com')).toEqual([true]);
+
+        // Written again (a re-sync): every execution counts once, the NULL customer_id's too.
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(2, { date_time: D1, customer_id: null })],
+            ranks: [rank(2, 0, 'Acme', 2)],
+            sources: [source(13, 2, 'acme.com')],
+          }),
+        );
+        expect(await executionsOf(w, D1)).toBe(2);
+        const nullCustomer = await w.query(
+          'SELECT executions FROM geo.executions_daily WHERE customer_id IS NULL AND date = CAST($1 AS DATE)',
+          [D1],
+        );
+        expect(nullCustomer.map((r) => num(r.executions))).toEqual([1]);
+
+        // Replaced with one rank item fewer (Cleo gone) and its best rank lost.
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(1, { date_time: D1 })],
+            ranks: [rank(1, 0, 'Acme', 3), rank(1, 1, 'Bolt', 2)],
+            sources: [source(12, 1, 'news.com')],
+          }),
+        );
+        expect(await mismatches(w)).toEqual([]);
+        expect(await brandRow(w, D1, 'Cleo')).toBeUndefined();
+        expect(await brandRow(w, D1, 'Acme')).toMatchObject({ best_position: 2, top1_executions: 0 });
+
+        // Moved to another day: its old day forgets it.
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(2, { date_time: D2, customer_id: null })],
+            ranks: [rank(2, 0, 'Acme', 2)],
+          }),
+        );
+        expect(await mismatches(w)).toEqual([]);
+        expect([await executionsOf(w, D1), await executionsOf(w, D2)]).toEqual([1, 1]);
+
+        // Rank rows given without their execution replace its ranks: its unit follows.
+        await w.writeExecutionBatch(batch({ ranks: [rank(1, 0, 'Zeta', 1)] }));
+        expect(await mismatches(w)).toEqual([]);
+        expect(await brandRow(w, D1, 'Zeta')).toMatchObject({ top1_executions: 1 });
+
+        // Closing a unit that no longer lists an execution deletes it and its aggregates' share,
+        // with a batch and alone.
+        await w.writeExecutionBatch(batch({}), [
+          {
+            task_id: 10,
+            date: D1,
+            seenPromptTaskIds: [],
+            checkpoint: {
+              task_id: 10,
+              date: D1,
+              run_id: 'r',
+              finished_at: new Date().toISOString(),
+              executions: 0,
+              listed_total: 0,
+            },
+          },
+        ]);
+        expect(await mismatches(w)).toEqual([]);
+        expect(await executionsOf(w, D1)).toBe(0);
+        await w.completeUnit({
+          task_id: 10,
+          date: D2,
+          seenPromptTaskIds: [],
+          checkpoint: {
+            task_id: 10,
+            date: D2,
+            run_id: 'r',
+            finished_at: new Date().toISOString(),
+            executions: 0,
+            listed_total: 0,
+          },
+        });
+        expect(await mismatches(w)).toEqual([]);
+        expect(await w.query('SELECT * FROM geo.rollup_brands_daily WHERE task_id = 10')).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
+
+    it('a refused commit leaves the aggregates as they were, with the rows', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        await w.writeExecutionBatch(batch({ executions: [execution(1)], ranks: [rank(1, 0, 'Acme', 1)] }));
+        const before = await w.query('SELECT * FROM geo.rollup_brands_daily');
+        const fenced = w.withFence({ what: 'job 1', sql: 'SELECT 1 AS owned WHERE 1 = 0', params: [] });
+        await expect(
+          fenced.writeExecutionBatch(batch({ executions: [execution(1)], ranks: [rank(1, 0, 'Bolt', 4)] })),
+        ).rejects.toBeInstanceOf(FenceLostError);
+        expect(await w.query('SELECT * FROM geo.rollup_brands_daily')).toEqual(before);
+        expect(await mismatches(w)).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
+
+    it('owned is decided again when brand_urls change, and only then', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(1), execution(2, { date_time: D2 })],
+            sources: [source(11, 1, 'shop.bolt.cn'), source(12, 2, 'acme.com'), source(13, 2, 'www.bolt.cn')],
+          }),
+        );
+        expect(await owned(w, 'shop.bolt.cn')).toEqual([false]);
+        const config = { project_id: 100, week_restart: 0, only_rank: 0, rank_match: 0, emails: [] };
+        await w.updateMonitoringTaskConfig([{ ...config, brand_urls: ['https://www.Bolt.cn/about'] }]);
+        expect(await owned(w, 'shop.bolt.cn')).toEqual([true]);
+        expect(await owned(w, 'www.bolt.cn')).toEqual([true]);
+        expect(await owned(w, 'acme.com')).toEqual([false]);
+        expect(await mismatches(w)).toEqual([]);
+        // The same hosts spelled otherwise: nothing to decide, nothing changes.
+        await w.updateMonitoringTaskConfig([{ ...config, brand_urls: ['bolt.cn'] }]);
+        expect(await owned(w, 'shop.bolt.cn')).toEqual([true]);
+        await w.updateMonitoringTaskConfig([{ ...config, brand_urls: [] }]);
+        expect(await owned(w, 'shop.bolt.cn')).toEqual([false]);
+        expect(await mismatches(w)).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
+
+    it('rollups_match names a hand edit; a refresh repairs it and deletes rows of a day without executions', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        await w.writeExecutionBatch(batch({ executions: [execution(1)], ranks: [rank(1, 0, 'Acme', 1)] }));
+        await damage(w, "UPDATE geo.rollup_brands_daily SET rank_items = 7 WHERE brand = 'Acme'");
+        await damage(
+          w,
+          `INSERT INTO geo.rollup_executions_daily VALUES
+           (CAST('2026-11-02' AS DATE), CAST('2026-11-02' AS DATE), 10, 100, NULL, 'e', 'm', 5, 5, 0, 0)`,
+        );
+        const found = await mismatches(w);
+        expect(found.map((r) => [r.table_name, r.only_in])).toEqual([
+          ['rollup_brands_daily', 'recomputed'],
+          ['rollup_brands_daily', 'stored'],
+          ['rollup_executions_daily', 'stored'],
+        ]);
+        expect(String(found[1]!.row_values)).toContain('brand=Acme rank_items=7');
+        expect((await w.rollupDays()).map((d) => [d.date, d.executions])).toEqual([
+          ['2026-11-02', 0],
+          ['2026-11-20', 1],
+        ]);
+        await w.refreshRollups('2026-11-01', '2026-11-30');
+        expect(await mismatches(w)).toEqual([]);
+        expect(await w.rollupDays()).toEqual([{ date: '2026-11-20', executions: 1 }]);
+      } finally {
+        await w.close();
+      }
+    });
+
+    it('migration 008 fills a warehouse upgraded from a version without aggregates, once', async () => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      let w = await openWarehouse(t.target, { migrate: true });
+      try {
+        await seedTasks(w);
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(1), execution(2, { date_time: D2 })],
+            ranks: [rank(1, 0, 'Acme', 1)],
+          }),
+        );
+        // As an earlier version left it: no aggregate tables, 008 not applied.
+        // (views first: they read the aggregate tables)
+        for (const view of await w.query(
+          "SELECT table_name FROM information_schema.views WHERE table_schema = 'geo'",
+        ))
+          await damage(w, `DROP VIEW IF EXISTS geo.${String(view.table_name)} CASCADE`);
+        for (const table of ['executions', 'brands', 'domains', 'question_brands'])
+          await damage(w, `DROP TABLE geo.rollup_${table}_daily`);
+        await damage(w, "DELETE FROM geo.schema_migrations WHERE version IN ('008', 'views')");
+      } finally {
+        await w.close();
+      }
+      w = await openWarehouse(t.target);
+      try {
+        const r = await w.migrate();
+        expect(r.applied).toEqual(['008_rollups']);
+        expect(r.notes).toEqual([
+          expect.stringMatching(/^filled the per-day aggregates .* 2026-11-17\.\.2026-11-20/),
+        ]);
+        expect(await mismatches(w)).toEqual([]);
+        expect(await executionsOf(w, '2026-11-20')).toBe(1);
+        expect((await w.migrate()).notes).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
+  });
+}
