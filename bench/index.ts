@@ -13,10 +13,17 @@
  * 5. Re-sync: a second sync of an unchanged day against the first.
  * 6. Nightly (issue 21): backfill 4 days, change ~15% of their executions, one scheduled run:
  *    requests per execution of its window, against a run that reads only what changed
- *    (bench/nightly.ts). Its own resync_ratio (change detection on).
+ *    (bench/nightly.ts). Its own resync_ratio (change detection on), and what keeping the per-day
+ *    aggregates costs the night: the same night again with and without them.
+ * 7. Dashboards (issue 28): a year of an account of 2,400 and of 10,000 executions a day, grown
+ *    from a synced day on both warehouses; the aggregates refreshed (timed), proven equal to a
+ *    recomputation, and each dashboard query timed warm against the views now and as they were
+ *    (bench/dashboards.ts).
  *
  * The simulator always runs as its own process. Prints a table and writes bench/results.json.
- * `npm run bench -- --only load,own-cost` runs a subset (extraction, small-units, own-cost, load, memory, nightly).
+ * `npm run bench -- --only load,own-cost` runs a subset (extraction, small-units, own-cost, load, memory,
+ * nightly, dashboards); `--smoke` runs each at a tiny size (the test suite's check that all still
+ * run), `--results FILE` writes the figures there instead of bench/results.json.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -28,23 +35,16 @@ import { generateLoadData } from './load-data.ts';
 import { adapterLoad, adapterLoadDuckdb, rawLoadDuckdb, rawLoadPostgres, type LoadRun } from './load.ts';
 import { runDuckdbFloor } from './duckdb-floor.ts';
 import { MEMORY_ENRICH, runMemorySync, type MemoryRun } from './memory.ts';
-import { NIGHTLY, runNightly } from './nightly.ts';
+import { runDashboards, type DashboardRun } from './dashboards.ts';
+import { runNightly } from './nightly.ts';
 import { RESULTS_FILE, tempDir } from './paths.ts';
 import { runPipeline, type PipelineRun } from './pipeline.ts';
 import { createDatabase, postgresUnavailableReason, withDatabase } from './postgres.ts';
 import { formatTable, int, met, ratio, seconds, type TableRow } from './report.ts';
 import { startSimulatorProcess, type SimulatorProcess } from './simulator.ts';
+import { C, DASHBOARDS, EXTRACTION, LOAD, MEMORY, NIGHTLY, OWN_COST, SMALL_UNITS, SMOKE } from './sizes.ts';
 
 // ---- sizes and targets ------------------------------------------------------------------------
-
-const C = 16;
-const EXTRACTION = { executionsPerDay: 2000, latencyMs: 50, jitterMs: 10, seed: 101 };
-/** Many small units: ~400 (platform task, day) units of 2-10 executions (mean 6), all enrichments on. */
-const SMALL_UNITS = { units: 400, meanExecutions: 6, latencyMs: 50, jitterMs: 10, seed: 104 };
-// Three pairs: on this shared 2-core VM the best of two still moved by +-0.3 between runs of the bench.
-const OWN_COST = { executionsPerDay: 2000, seed: 202, pairs: 3 };
-const LOAD = { executions: 10_000, batchSize: 200, repeats: 2 };
-const MEMORY = { small: 10_000, large: 100_000, concurrency: 32, seed: 303, timeoutMs: 8 * 60_000 };
 
 const TARGET = {
   extraction: 1.15,
@@ -54,9 +54,21 @@ const TARGET = {
   rssMb: 300,
   nightlyRatio: 1.2,
   resyncRatio: 0.3,
+  /** A nightly run with the per-day aggregates against the same night without them. */
+  nightlyRollups: 1.05,
+  /** Every dashboard query warm (p95), by executions a day. */
+  dashboardMs: (executionsPerDay: number) => (executionsPerDay <= 2400 ? 500 : 1000),
 };
 
-const SCENARIOS = ['extraction', 'small-units', 'own-cost', 'load', 'memory', 'nightly'] as const;
+const SCENARIOS = [
+  'extraction',
+  'small-units',
+  'own-cost',
+  'load',
+  'memory',
+  'nightly',
+  'dashboards',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 function selected(): Set<Scenario> {
@@ -73,6 +85,12 @@ function selected(): Set<Scenario> {
 }
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+/** `--results FILE`: where results.json goes (the smoke test keeps the real one). */
+function resultsFile(): string {
+  const i = process.argv.indexOf('--results');
+  return i < 0 ? RESULTS_FILE : process.argv[i + 1]!;
+}
 
 const best = <T extends { wallMs: number }>(runs: readonly T[]): T =>
   runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
@@ -788,7 +806,7 @@ async function nightly(rows: TableRow[], results: Record<string, unknown>): Prom
   log(
     `nightly: ${NIGHTLY.days} days x ${int(NIGHTLY.executionsPerDay)} executions, ~${NIGHTLY.changedShare * 100}% changed, DuckDB`,
   );
-  const r = await runNightly();
+  const r = await runNightly(NIGHTLY.rollupPairs);
   log(
     `nightly: ${int(r.requests)} requests for ${int(r.executions)} executions (${int(r.changed)} changed; ` +
       `${int(r.summary.read)} read, ${int(r.summary.unchanged)} unchanged); ideal ${int(Math.round(r.idealRequests))}`,
@@ -811,6 +829,19 @@ async function nightly(rows: TableRow[], results: Record<string, unknown>): Prom
     target: `<= ${TARGET.nightlyRatio}`,
     met: met(r.nightlyRatio <= TARGET.nightlyRatio),
   });
+  if (r.rollups) {
+    results.nightly_rollups_ratio = r.rollups.ratio;
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+    rows.push({
+      scenario: '6 nightly, per-day aggregates (DuckDB)',
+      size: `the same night ${r.rollups.withMs.length}x each way, alternated`,
+      figure: `${seconds(med(r.rollups.withMs))} with`,
+      baseline: `${seconds(med(r.rollups.withoutMs))} without`,
+      ratio: ratio(r.rollups.ratio),
+      target: `<= ${TARGET.nightlyRollups}`,
+      met: met(r.rollups.ratio <= TARGET.nightlyRollups),
+    });
+  }
   rows.push({
     scenario: '6 nightly re-sync (DuckDB)',
     size: `${int(r.resync.executions)} exec, unchanged day, --force; ${int(r.resync.secondRequests)} vs ${int(r.resync.firstRequests)} req`,
@@ -820,6 +851,54 @@ async function nightly(rows: TableRow[], results: Record<string, unknown>): Prom
     target: `<= ${TARGET.resyncRatio}`,
     met: met(r.resync.ratio <= TARGET.resyncRatio),
   });
+}
+
+// ---- 7. dashboards ---------------------------------------------------------------------------
+
+async function dashboards(
+  rows: TableRow[],
+  results: Record<string, unknown>,
+  pgReason: string | null,
+): Promise<void> {
+  const runs: DashboardRun[] = [];
+  for (const size of DASHBOARDS) {
+    for (const dialect of ['duckdb', 'postgres'] as const) {
+      const label = `${dialect === 'duckdb' ? 'DuckDB' : 'PostgreSQL'}, ${int(size.executionsPerDay)}/day`;
+      if (dialect === 'postgres' && pgReason) {
+        rows.push(naRow(`7 dashboards (${label})`, pgReason));
+        continue;
+      }
+      log(`dashboards (${label}): ${size.days} days`);
+      const r = await runDashboards(dialect, size, log);
+      runs.push(r);
+      const bound = TARGET.dashboardMs(size.executionsPerDay);
+      const worst = Math.max(...r.queries.map((q) => q.p95));
+      const unequal = r.queries.filter((q) => q.equal === false).length;
+      rows.push({
+        scenario: `7 dashboards (${label})`,
+        size: `${int(r.rows.prompt_executions!)} exec, ${int(r.rows.execution_sources!)} sources; refresh ${seconds(r.refreshMs)}, rollups_match ${r.mismatches} rows`,
+        figure: `slowest query p95 ${worst.toFixed(0)} ms`,
+        baseline: `${r.queries.filter((q) => q.beforeTimedOut).length} before > ${size.beforeTimeoutMs / 1000} s`,
+        ratio: `${r.queries.length - unequal}/${r.queries.length} equal`,
+        target: `< ${bound} ms`,
+        met: met(worst < bound && r.mismatches === 0 && unequal === 0),
+      });
+      for (const q of r.queries) {
+        rows.push({
+          scenario: `7 dashboards (${label})`,
+          size: q.name,
+          figure: `${q.p50.toFixed(0)} / ${q.p95.toFixed(0)} / ${q.max.toFixed(0)} ms`,
+          baseline: q.before
+            ? `${q.before.p50.toFixed(0)} ms before`
+            : `> ${size.beforeTimeoutMs / 1000} s before`,
+          ratio: q.before ? ratio(q.p50 / q.before.p50) : 'n/a',
+          target: `< ${bound} ms`,
+          met: met(q.p95 < bound),
+        });
+      }
+    }
+  }
+  results.dashboards = runs;
 }
 
 // ---- main -------------------------------------------------------------------------------------
@@ -845,6 +924,8 @@ async function main(): Promise<void> {
     nightly_requests_per_execution: null,
     nightly_ratio: null,
     resync_ratio_nightly: null,
+    nightly_rollups_ratio: null,
+    dashboards: null,
     // For information: the ceiling of any load-side change, and the floor under DuckDB's memory.
     own_cost_ratio_no_writes: null,
     rss_mb_10k_duckdb_floor: null,
@@ -872,6 +953,7 @@ async function main(): Promise<void> {
   await attempt('small-units', () => extractionSmallUnits(rows, results));
   await attempt('memory', () => memory(rows, results, pgReason));
   await attempt('nightly', () => nightly(rows, results));
+  await attempt('dashboards', () => dashboards(rows, results, pgReason));
 
   // By scenario number; rows of one scenario keep their order (stable sort).
   rows.sort((a, b) => parseInt(a.scenario, 10) - parseInt(b.scenario, 10));
@@ -891,13 +973,19 @@ async function main(): Promise<void> {
       rss: `100k <= ${TARGET.rssGrowth} x 10k and < ${TARGET.rssMb} MB`,
       resync_ratio: `<= ${TARGET.resyncRatio}`,
       nightly_ratio: `<= ${TARGET.nightlyRatio}`,
+      nightly_rollups_ratio: `<= ${TARGET.nightlyRollups}`,
+      dashboards: 'every query p95 < 500 ms at 2,400 executions a day, < 1,000 ms at 10,000',
     },
+    smoke: SMOKE,
     errors,
   });
-  writeFileSync(RESULTS_FILE, JSON.stringify(results, null, 2) + '\n');
+  const file = resultsFile();
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
   process.stdout.write(`\n${formatTable(rows)}\n\n`);
   process.stdout.write(`node ${process.version}, ${cpus().length} cores; total ${totalS.toFixed(0)} s; `);
-  process.stdout.write(`figures in ${RESULTS_FILE}\n`);
+  process.stdout.write(
+    `figures in ${file}${SMOKE ? ' (--smoke: tiny sizes, the figures mean nothing)' : ''}\n`,
+  );
   if (errors.length) {
     process.stdout.write(`errors:\n${errors.map((e) => `  ${e.split('\n')[0]}`).join('\n')}\n`);
     process.exitCode = 1;

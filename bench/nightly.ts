@@ -10,6 +10,7 @@
  *   pages, cross-checks, account data) + changed executions x the backfill's requests per execution.
  * - resync_ratio: wall time of a re-sync (--force) of an unchanged day / its first sync.
  */
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createApi, runLocked } from '../dist/app.js';
@@ -20,8 +21,7 @@ import { startSimulator } from '../dist/simulator/index.js';
 import type { RunSummary } from '../dist/sync/run.js';
 import type { RunKind } from '../dist/transform/rows.js';
 import { tempDir } from './paths.ts';
-
-export const NIGHTLY = { seed: 606, days: 4, executionsPerDay: 500, lookbackDays: 3, changedShare: 0.15 };
+import { NIGHTLY } from './sizes.ts';
 
 /** Endpoints an execution's own reads use (children, legacy enrichment, prompt/detail). */
 const EXECUTION_ENDPOINT = /\/geo\/(prompt\/|task\/(detail|searches)$)/;
@@ -44,10 +44,19 @@ export interface NightlyResult {
     firstRequests: number;
     secondRequests: number;
   };
+  /**
+   * What keeping the per-day aggregates costs the night (issue 28): the same scheduled run again
+   * from a copy of the warehouse as the backfill left it, alternately with and without them,
+   * `pairs` times; wall times in ms, and the median with / the median without.
+   */
+  rollups: { withMs: number[]; withoutMs: number[]; ratio: number } | null;
   summary: { read: number; unchanged: number; status: string };
 }
 
-export async function runNightly(): Promise<NightlyResult> {
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+
+/** @param rollupPairs runs with and without the aggregates after the measured night (0: none) */
+export async function runNightly(rollupPairs = 0): Promise<NightlyResult> {
   const sim = await startSimulator({
     seed: NIGHTLY.seed,
     days: NIGHTLY.days,
@@ -55,7 +64,8 @@ export async function runNightly(): Promise<NightlyResult> {
     apiKeys: ['bench-key'],
   });
   const tmp = tempDir('nightly');
-  const target = `duckdb:${join(tmp.dir, 'nightly.duckdb')}`;
+  const file = join(tmp.dir, 'nightly.duckdb');
+  const target = `duckdb:${file}`;
   const config = loadConfig({
     env: {},
     overrides: {
@@ -68,9 +78,17 @@ export async function runNightly(): Promise<NightlyResult> {
       logLevel: 'silent',
     },
   });
-  const run = async (kind: RunKind, dates: string[], force: boolean): Promise<[RunSummary, number]> => {
+  const run = async (
+    kind: RunKind,
+    dates: string[],
+    force: boolean,
+    into = { target, keepRollups: true },
+  ): Promise<[RunSummary, number]> => {
     const api = createApi(config, silentLogger);
-    const warehouse = await openWarehouse(config.warehouse, { logger: silentLogger });
+    const warehouse = await openWarehouse(into.target, {
+      logger: silentLogger,
+      keepRollups: into.keepRollups,
+    });
     try {
       await warehouse.migrate();
       const t0 = performance.now();
@@ -137,11 +155,27 @@ export async function runNightly(): Promise<NightlyResult> {
     });
     m.renameMonitoringTask(sim.world.allPlatformTasks()[0]!.project_id, 'Renamed overnight');
 
+    // The warehouse as the night finds it (closed, so the file holds everything).
+    const beforeNight = join(tmp.dir, 'before-night.duckdb');
+    copyFileSync(file, beforeNight);
     sim.stats.reset();
     const [nightly] = await run('schedule', dates, false);
     const n = split();
     const requests = sim.stats.total;
     const ideal = n.other + changed * backfillRequestsPerExecution;
+
+    const rollups = rollupPairs > 0 ? { withMs: [] as number[], withoutMs: [] as number[], ratio: 0 } : null;
+    for (let i = 0; i < rollupPairs; i++) {
+      // Alternated, so the machine's drift falls on both sides alike.
+      for (const keepRollups of i % 2 === 0 ? [true, false] : [false, true]) {
+        const copy = join(tmp.dir, `night-${i}-${keepRollups}.duckdb`);
+        copyFileSync(beforeNight, copy);
+        const [, ms] = await run('schedule', dates, false, { target: `duckdb:${copy}`, keepRollups });
+        (keepRollups ? rollups!.withMs : rollups!.withoutMs).push(ms);
+        for (const f of [copy, `${copy}.wal`, `${copy}.lock`]) if (existsSync(f)) rmSync(f, { force: true });
+      }
+    }
+    if (rollups) rollups.ratio = median(rollups.withMs) / median(rollups.withoutMs);
     return {
       executions: all.length,
       changed,
@@ -160,6 +194,7 @@ export async function runNightly(): Promise<NightlyResult> {
         firstRequests,
         secondRequests,
       },
+      rollups,
       summary: {
         read: nightly.counters.executionsRead,
         unchanged: nightly.counters.executionsUnchanged,

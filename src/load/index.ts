@@ -30,6 +30,12 @@ export interface OpenWarehouseOptions {
   readonly signal?: AbortSignal;
   /** DuckDB: memory limit, spill directory, threads (the config's `duckdb`). */
   readonly duckdb?: DuckDBSettings;
+  /**
+   * Whether writes keep the per-day aggregates the views read (geo.rollup_*). False only to
+   * measure what keeping them costs (`npm run bench`): the views and `check` then see them
+   * stale until `geo-sync rollups refresh`. @default true
+   */
+  readonly keepRollups?: boolean;
 }
 
 /**
@@ -62,7 +68,7 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
     registerSecret(t.password);
     driver = await PostgresDriver.open({ url: t.url, description: t.description, logger });
   }
-  const warehouse: Warehouse = new CoreWarehouse(driver, logger);
+  const warehouse: Warehouse = new CoreWarehouse(driver, logger, [], false, opts.keepRollups ?? true);
   logger.debug({ warehouse: warehouse.description }, 'warehouse open');
   if (opts.migrate) {
     try {

@@ -219,6 +219,107 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       }
     });
 
+    it('random batches, replaced and deleted, keep them equal to the SQL recomputation (seeded)', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        await w.updateMonitoringTaskConfig([
+          {
+            project_id: 100,
+            week_restart: 0,
+            only_rank: 0,
+            rank_match: 0,
+            brand_urls: ['https://www.d1.cn/x', 'd3.com:443'],
+            emails: [],
+          },
+        ]);
+        // mulberry32: every bit of it varies (an LCG's low bits alternate).
+        let seed = 20261125;
+        const rnd = (n: number) => {
+          seed = (seed + 0x6d2b79f5) | 0;
+          let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+          t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+          return ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n) | 0;
+        };
+        const pick = <T>(xs: readonly T[]) => xs[rnd(xs.length)]!;
+        let sourceId = 1;
+        for (let round = 0; round < 4; round++) {
+          const ids = Array.from({ length: 25 }, () => 1 + rnd(40));
+          const executions = [...new Set(ids)].map((id) =>
+            execution(id, {
+              date_time: pick([D1, D2]),
+              task_id: pick([10, 11]),
+              customer_id: pick([1000, null]),
+              engine: pick(['deepseek', 'doubao']),
+              prompt_name: pick(['Q1', 'Q2', 'Q3']),
+              result_status: pick(['available', 'missing']),
+              screenshot_url: pick([null, '', 'https://img/x.png']),
+            }),
+          );
+          const ranks = executions.flatMap((e) =>
+            Array.from({ length: rnd(5) }, (_, ordinal) =>
+              rank(
+                e.prompt_task_id,
+                ordinal,
+                pick(['Acme', 'Bolt', 'Cleo', 'acme']),
+                pick([null, 1, 2, 3, 4, 9]),
+                {
+                  visibility: pick([null, 10, 55]),
+                  score: pick([null, 3]),
+                },
+              ),
+            ),
+          );
+          const sources = executions.flatMap((e) =>
+            Array.from({ length: rnd(4) }, () =>
+              source(
+                sourceId++,
+                e.prompt_task_id,
+                pick(['d1.cn', 'shop.d1.cn', 'D3.com', 'x.d3.com.', 'other.org']),
+              ),
+            ),
+          );
+          const screenshots = executions
+            .filter(() => rnd(2) === 0)
+            .map((e) => screenshot(e.prompt_task_id, { screenshot_url: pick(['', 'https://s/1.png']) }));
+          await w.writeExecutionBatch(batch({ executions, ranks, sources, screenshots }), [
+            {
+              task_id: 10,
+              date: pick([D1, D2]),
+              // Listed: a random half of what is stored for it; the rest is deleted.
+              seenPromptTaskIds: Array.from({ length: 20 }, () => 1 + rnd(40)),
+              checkpoint: {
+                task_id: 10,
+                date: D1,
+                run_id: 'r',
+                finished_at: new Date().toISOString(),
+                executions: 0,
+                listed_total: 0,
+              },
+            },
+          ]);
+          expect(await mismatches(w), `round ${round}`).toEqual([]);
+        }
+        // The draw reached every case: both owned and not, a NULL customer, a brand without rank.
+        const owned = await w.query('SELECT DISTINCT owned FROM geo.rollup_domains_daily ORDER BY owned');
+        expect(owned.map((r) => Boolean(r.owned))).toEqual([false, true]);
+        const exact = await w.query(
+          "SELECT count(*) AS n FROM geo.rollup_domains_daily WHERE domain = 'd1.cn' AND owned",
+        );
+        expect(Number(exact[0]!.n)).toBeGreaterThan(0);
+        const nulls = await w.query(
+          'SELECT count(*) AS n FROM geo.rollup_executions_daily WHERE customer_id IS NULL',
+        );
+        expect(Number(nulls[0]!.n)).toBeGreaterThan(0);
+        const unranked = await w.query(
+          'SELECT count(*) AS n FROM geo.rollup_brands_daily WHERE best_position IS NULL',
+        );
+        expect(Number(unranked[0]!.n)).toBeGreaterThan(0);
+      } finally {
+        await w.close();
+      }
+    });
+
     it('a refused commit leaves the aggregates as they were, with the rows', async () => {
       const w = await open();
       try {

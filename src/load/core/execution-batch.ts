@@ -37,17 +37,23 @@ import type { UnitCompletion, Written } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
 import { chunked, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 import { dedupeBy } from '../values.ts';
-import { distinctUnits, recomputeRollups, type RollupUnit } from './rollups.ts';
+import { distinctUnits, maintainRollups, type RollupUnit } from './rollups.ts';
 
 /** Merges a batch; `stored`: the batch's executions (and parents of its rows) already stored. */
 type Merge = (driver: Driver, c: Connection, b: PreparedBatch, stored: ReadonlySet<number>) => Promise<void>;
 
-/** `beforeCommit` runs last inside the transaction (the fences: ownership checked at commit time). */
+export interface BatchWriteOptions {
+  /** Runs last inside the transaction (the fences: ownership checked at commit time). */
+  readonly beforeCommit?: (c: Connection) => Promise<void>;
+  /** Recompute the per-day aggregates of the units written (rollups.ts). @default true */
+  readonly rollups?: boolean;
+}
+
 export async function writeExecutionBatch(
   driver: Driver,
   batch: ExecutionBatch,
   completions: readonly UnitCompletion[] = [],
-  beforeCommit?: (c: Connection) => Promise<void>,
+  { beforeCommit, rollups = true }: BatchWriteOptions = {},
 ): Promise<Written> {
   if (isEmptyBatch(batch) && completions.length === 0) return { textValuesChanged: 0 };
   const { batch: b, changed } = storedBatch(prepareBatch(batch));
@@ -63,7 +69,7 @@ export async function writeExecutionBatch(
         await upsertFingerprints(driver, c, fingerprints);
         for (const unit of completions) if (await closeUnit(driver, c, unit)) units.push(unit);
         // Their aggregates, from the rows as this transaction leaves them (rollups.ts).
-        await recomputeRollups(driver, c, { units: distinctUnits(units) });
+        if (rollups) await maintainRollups(driver, c, distinctUnits(units));
         if (beforeCommit) await beforeCommit(c);
       },
       { bulk: true },

@@ -24,10 +24,12 @@ import {
   ROLLUP_QUESTION_BRANDS_DAILY,
   ROLLUP_TABLES,
   ident,
+  type TableSpec,
 } from '../tables.ts';
 import { unitKeyOf } from '../values.ts';
 import type { Connection, Driver, Param } from './driver.ts';
 import { columnList } from './statements.ts';
+import { rollupRowsOf, type CitationFacts, type ExecutionFacts, type RankFacts } from './rollup-rows.ts';
 
 /** A unit whose aggregate rows are recomputed. */
 export interface RollupUnit {
@@ -164,10 +166,14 @@ function selectOf(table: string): Select {
   return select;
 }
 
-/** Every monitoring task's brand_urls hosts, normalised (the view monitoring_task_hosts lists them too). */
-export function brandHostsSql(d: Pick<Driver, 'dialect'>, table = 'geo.monitoring_tasks'): string {
+/**
+ * Each monitoring task's brand_urls hosts, normalised (the view monitoring_task_hosts lists them
+ * too); only of the monitoring tasks in the id list `$n` when `n` is given.
+ */
+export function brandHostsSql(d: Pick<Driver, 'dialect'>, n?: number): string {
+  const only = n === undefined ? '' : ` WHERE ${DIALECT_SQL[d.dialect].inIds('m.project_id', n)}`;
   return `SELECT DISTINCT m.project_id, ${siteOf('u.url')} AS host
-    FROM ${table} m CROSS JOIN ${DIALECT_SQL[d.dialect].jsonArrayTexts('m.brand_urls', 'u')}`;
+    FROM geo.monitoring_tasks m CROSS JOIN ${DIALECT_SQL[d.dialect].jsonArrayTexts('m.brand_urls', 'u')}${only}`;
 }
 
 /** A statement and its parameters. */
@@ -292,8 +298,7 @@ export async function hostsOf(
   const out = new Map<number, string>();
   if (projectIds.length === 0) return out;
   const rows = await c.rows<{ project_id: number; host: string }>(
-    `SELECT h.project_id, h.host FROM (${brandHostsSql(driver)}) h WHERE ${driver.inIds('h.project_id', 1)}
-     ORDER BY h.project_id, h.host`,
+    `SELECT project_id, host FROM (${brandHostsSql(driver, 1)}) h ORDER BY project_id, host`,
     [projectIds],
   );
   for (const r of rows) out.set(r.project_id, `${out.get(r.project_id) ?? ''}${r.host}\n`);
@@ -320,11 +325,83 @@ export async function decideOwnership(
        SELECT d.project_id, d.domain, COALESCE(bool_or(${ownedBy(siteOf('d.domain'), 'h.host')}), false) AS owned
        FROM (SELECT DISTINCT project_id, domain FROM geo.rollup_domains_daily
              WHERE ${driver.inIds('project_id', 1)}) d
-       LEFT JOIN (${brandHostsSql(driver)}) h ON h.project_id = d.project_id
+       LEFT JOIN (${brandHostsSql(driver, 1)}) h ON h.project_id = d.project_id
        GROUP BY d.project_id, d.domain
      ) o
      WHERE geo.rollup_domains_daily.project_id = o.project_id AND geo.rollup_domains_daily.domain = o.domain
        AND geo.rollup_domains_daily.owned <> o.owned`,
     [projectIds],
   );
+}
+
+/**
+ * Keeps the aggregates of `units` right inside the caller's transaction, which changed their
+ * rows: every unit's aggregate rows recomputed from its rows as the transaction leaves them. The
+ * rows are read by simple filters (the units' days and tasks, then their executions' ids), the
+ * aggregate rows computed here (rollup-rows.ts, the same measures as the SQL of `rollups
+ * refresh`), the units' old aggregate rows deleted and the new ones bulk-loaded. Measured on a
+ * year of 2,400 executions a day in DuckDB, the SQL recomputation's joins scanned every child
+ * table in each transaction (6.5 s); these reads touch the units' rows only.
+ */
+export async function maintainRollups(
+  driver: Driver,
+  c: Connection,
+  units: readonly RollupUnit[],
+): Promise<void> {
+  if (units.length === 0) return;
+  const days = units.map((u) => u.date).sort();
+  const unitsOf = (day: string, task: string, p: Params) =>
+    // The range first: zone maps (DuckDB) and the (day, task) indexes narrow to the units' days.
+    `${day} BETWEEN CAST(${p.add(days[0]!)} AS DATE) AND CAST(${p.add(days.at(-1)!)} AS DATE)
+     AND ${scopeWhere(driver, { units }, p, day, task)}`;
+  const ids = (n: number, column: string) => DIALECT_SQL[driver.dialect].inIds(column, n);
+
+  const p = new Params();
+  const executions = await c.rows<Omit<ExecutionFacts, 'shot_url'>>(
+    `SELECT e.prompt_task_id, e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model,
+       e.prompt_name, e.result_status, e.screenshot_url
+     FROM geo.prompt_executions e WHERE ${unitsOf('e.date_time', 'e.task_id', p)}`,
+    p.values,
+  );
+  const executionIds = executions.map((e) => e.prompt_task_id);
+  const projectIds = [...new Set(executions.map((e) => e.project_id))];
+  const [shots, ranks, citations, hosts] =
+    executionIds.length === 0
+      ? [[], [], [], []]
+      : [
+          await c.rows<{ prompt_task_id: number; screenshot_url: string | null }>(
+            `SELECT prompt_task_id, screenshot_url FROM geo.execution_screenshots WHERE ${ids(1, 'prompt_task_id')}`,
+            [executionIds],
+          ),
+          await c.rows<RankFacts>(
+            `SELECT prompt_task_id, brand, position, visibility, score FROM geo.execution_ranks
+             WHERE ${ids(1, 'prompt_task_id')}`,
+            [executionIds],
+          ),
+          await c.rows<CitationFacts>(
+            `SELECT prompt_task_id, domain, ${siteOf('domain')} AS site, count(*) AS citations
+             FROM geo.execution_sources WHERE ${ids(1, 'prompt_task_id')} GROUP BY prompt_task_id, domain`,
+            [executionIds],
+          ),
+          await c.rows<{ project_id: number; host: string }>(brandHostsSql(driver, 1), [projectIds]),
+        ];
+  const shotOf = new Map(shots.map((s) => [s.prompt_task_id, s.screenshot_url]));
+  const hostsOf = new Map<number, string[]>();
+  for (const h of hosts) hostsOf.set(h.project_id, [...(hostsOf.get(h.project_id) ?? []), h.host]);
+  const rows = rollupRowsOf({
+    executions: executions.map((e) => ({ ...e, shot_url: shotOf.get(e.prompt_task_id) ?? null })),
+    ranks,
+    citations: citations.map((x) => ({ ...x, citations: Number(x.citations) })),
+    hosts: hostsOf,
+  });
+
+  for (const spec of ROLLUP_TABLES) {
+    const del = new Params();
+    await c.execute(
+      `DELETE FROM geo.${spec.table} AS r WHERE ${unitsOf('r.date', 'r.task_id', del)}`,
+      del.values,
+    );
+    const table = spec.table as keyof typeof rows;
+    await c.load(spec as TableSpec<(typeof rows)[typeof table][number]>, rows[table], 'insert');
+  }
 }

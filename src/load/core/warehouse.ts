@@ -52,7 +52,7 @@ import {
 import { storedRows } from '../text.ts';
 import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
-import { decideOwnership, hostsOf, recomputeRollups, rollupDaysSql } from './rollups.ts';
+import { decideOwnership, hostsOf, maintainRollups, recomputeRollups, rollupDaysSql } from './rollups.ts';
 import { CoreMigrationStore } from './migration-store.ts';
 import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
@@ -77,19 +77,21 @@ export class CoreWarehouse implements Warehouse {
   /**
    * @param fences checked by every fenced write of this warehouse (see withFence)
    * @param view a view made by withFence: close() leaves the driver to its owner
+   * @param keepRollups whether writes recompute the per-day aggregates (OpenWarehouseOptions)
    */
   constructor(
     private readonly driver: Driver,
     private readonly logger: Logger,
     private readonly fences: readonly Fence[] = [],
     private readonly view = false,
+    private readonly keepRollups = true,
   ) {
     this.dialect = driver.dialect;
     this.description = driver.description;
   }
 
   withFence(fence: Fence): CoreWarehouse {
-    return new CoreWarehouse(this.driver, this.logger, [...this.fences, fence], true);
+    return new CoreWarehouse(this.driver, this.logger, [...this.fences, fence], true, this.keepRollups);
   }
 
   heldLockFence(): Fence | null {
@@ -194,7 +196,7 @@ export class CoreWarehouse implements Warehouse {
         for (const r of rows) await c.execute(sql, valuesParams(MONITORING_TASK_CONFIG, [r]));
         const after = await hostsOf(this.driver, c, ids);
         const moved = ids.filter((id) => before.get(id) !== after.get(id));
-        if (moved.length > 0) await decideOwnership(this.driver, c, moved);
+        if (moved.length > 0 && this.keepRollups) await decideOwnership(this.driver, c, moved);
       });
     }
     return { textValuesChanged: changed };
@@ -210,11 +212,15 @@ export class CoreWarehouse implements Warehouse {
   }
 
   writeExecutionBatch(batch: Row.ExecutionBatch, completions?: readonly UnitCompletion[]): Promise<Written> {
-    return writeExecutionBatch(this.driver, batch, completions, (c) => this.checkFences(c));
+    return writeExecutionBatch(this.driver, batch, completions, {
+      beforeCommit: (c) => this.checkFences(c),
+      rollups: this.keepRollups,
+    });
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
     return this.fenced(async (c) => {
-      if (await closeUnit(this.driver, c, unit)) await recomputeRollups(this.driver, c, { units: [unit] });
+      const deleted = await closeUnit(this.driver, c, unit);
+      if (deleted && this.keepRollups) await maintainRollups(this.driver, c, [unit]);
     });
   }
   async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {

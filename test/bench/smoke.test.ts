@@ -1,0 +1,70 @@
+/**
+ * Every bench scenario still runs: `npm run bench -- --smoke` runs each at a tiny size (its
+ * figures mean nothing, and nothing here looks at them), so a scenario broken by a change is seen
+ * in the suite, not at the next full bench (one stayed broken, unnoticed, for a whole issue).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postgresReachable } from '../helpers/postgres.ts';
+
+const pgUp = await postgresReachable();
+const ROOT = join(import.meta.dirname, '..', '..');
+
+describe('bench --smoke', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'geo-bench-smoke-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs every scenario at a tiny size without an error', { timeout: 9 * 60_000 }, async () => {
+    const file = join(dir, 'results.json');
+    const child = spawn(process.execPath, ['bin/bench.js', '--smoke', '--results', file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, GEO_LOG_LEVEL: 'silent' },
+    });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, output.slice(-4000)).toBe(0);
+    const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    expect(results.errors, output.slice(-4000)).toEqual([]);
+    expect(results.smoke).toBe(true);
+    expect(results.scenarios_run).toEqual([
+      'extraction',
+      'small-units',
+      'own-cost',
+      'load',
+      'memory',
+      'nightly',
+      'dashboards',
+    ]);
+    // Each scenario left its figures (PostgreSQL's too where it runs; under CI it must).
+    for (const key of [
+      'extraction_ratio',
+      'extraction_ratio_small_units',
+      'own_cost_ratio_duckdb',
+      'load_ratio_duckdb',
+      'rss_mb_10k',
+      'nightly_ratio',
+      'nightly_rollups_ratio',
+    ])
+      expect(results[key], key).toEqual(expect.any(Number));
+    const dashboards = results.dashboards as {
+      dialect: string;
+      mismatches: number;
+      queries: { equal: boolean }[];
+    }[];
+    expect(dashboards.map((d) => d.dialect)).toEqual(pgUp ? ['duckdb', 'postgres'] : ['duckdb']);
+    for (const d of dashboards) {
+      expect(d.mismatches).toBe(0);
+      expect(d.queries.map((q) => q.equal)).not.toContain(false);
+    }
+    if (pgUp) {
+      for (const key of ['own_cost_ratio_postgres', 'load_ratio_postgres', 'rss_mb_10k_postgres'])
+        expect(results[key], key).toEqual(expect.any(Number));
+    }
+  });
+});
