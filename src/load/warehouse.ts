@@ -81,6 +81,8 @@ export interface ForgottenUnits {
   checkpoints: { task_id: number; date: string }[];
   /** Failure records deleted with them. */
   failures: number;
+  /** Change-detection fingerprints of the units' executions deleted with them. */
+  fingerprints: number;
 }
 
 /**
@@ -179,8 +181,9 @@ export interface Warehouse {
   unitRecords(from: string, to: string): Promise<UnitRecords>;
   /**
    * One transaction: deletes the checkpoints and failure records of the units dated
-   * `from`..`to` (of the given platform tasks only, when any are given), so the next run
-   * re-reads them. Their rows stay until then.
+   * `from`..`to` (of the given platform tasks only, when any are given), and the change-detection
+   * fingerprints of their executions, so the next run re-reads them, every child included. Their
+   * rows stay until then.
    */
   forgetUnits(from: string, to: string, taskIds?: readonly number[]): Promise<ForgottenUnits>;
   /** Every platform task the warehouse knows (geo.platform_tasks), ascending. */
