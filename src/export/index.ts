@@ -26,6 +26,12 @@ export interface ExportOptions {
   readonly tables: readonly DataTable[];
   /** Days of the day-partitioned tables; unpartitioned tables are always exported whole. */
   readonly range?: DayRange;
+  /**
+   * CSV only: a text cell beginning with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
+   * leading `'`, so a spreadsheet does not run it as a formula (the files then differ from the
+   * warehouse). @default false
+   */
+  readonly csvSafe?: boolean;
   /** The export engine's DuckDB buffer pool (DuckDB's syntax). @default "128MB" */
   readonly memoryLimit?: string;
 }
@@ -52,7 +58,7 @@ export async function exportWarehouse(opts: ExportOptions): Promise<ExportedTabl
         : await postgresSource(engine, target.url);
     const written: ExportedTable[] = [];
     for (const table of opts.tables) {
-      const rows = await source.writeTable(table, range, join(scratch, table), opts.format);
+      const rows = await source.writeTable(table, range, join(scratch, table), opts.format, opts.csvSafe);
       written.push({ table, rows });
     }
     // Everything is written: only now are the previous files replaced.
