@@ -51,6 +51,7 @@ export function exportCommand(): Command {
           tables,
           range: { from: opts.from, to: opts.to },
           csvSafe: opts.csvSafe,
+          onNote: (message) => process.stderr.write(`note: ${message}\n`),
         });
         for (const w of written) {
           const days = w.days
