@@ -39,9 +39,10 @@ export const DATA_TABLES = [
 ] as const;
 export type DataTable = (typeof DATA_TABLES)[number];
 
-/** The tables whose rows an execution's own endpoints give (what `verify` compares). */
+/** The tables built from an execution: what its own endpoints give, and what `verify` compares. */
 export const VERIFIED_TABLES = [
   'prompt_executions',
+  'execution_ranks',
   'execution_sources',
   'execution_screenshots',
   'execution_products',

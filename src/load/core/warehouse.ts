@@ -27,6 +27,7 @@ import {
   SYNC_RUNS,
   SYNC_UNIT_FAILURES,
   EXECUTION_PRODUCTS,
+  EXECUTION_RANKS,
   EXECUTION_SCREENSHOTS,
   EXECUTION_SOURCES,
   PRODUCT_CARDS,
@@ -59,6 +60,7 @@ const COUNTS = `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM geo.${t})
 
 const VERIFIED_SPECS = {
   prompt_executions: PROMPT_EXECUTIONS,
+  execution_ranks: EXECUTION_RANKS,
   execution_sources: EXECUTION_SOURCES,
   execution_screenshots: EXECUTION_SCREENSHOTS,
   execution_products: EXECUTION_PRODUCTS,
