@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
 import { createLogger, scrubSecrets } from '../log.ts';
 import { EXIT } from '../sync/exit-codes.ts';
+import { ExportDirLockedError } from '../export/lock.ts';
 import { LockHeldError } from '../sync/lock.ts';
 import { addDays, shanghaiYesterday } from '../time.ts';
 
@@ -147,6 +148,10 @@ export function exitOnError(e: unknown, command?: Command): never {
     process.exit(EXIT.usage);
   }
   if (e instanceof LockHeldError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(EXIT.locked);
+  }
+  if (e instanceof ExportDirLockedError) {
     process.stderr.write(`${e.message}\n`);
     process.exit(EXIT.locked);
   }

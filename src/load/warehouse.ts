@@ -39,9 +39,10 @@ export const DATA_TABLES = [
 ] as const;
 export type DataTable = (typeof DATA_TABLES)[number];
 
-/** The tables whose rows an execution's own endpoints give (what `verify` compares). */
+/** The tables built from an execution: what its own endpoints give, and what `verify` compares. */
 export const VERIFIED_TABLES = [
   'prompt_executions',
+  'execution_ranks',
   'execution_sources',
   'execution_screenshots',
   'execution_products',
@@ -81,6 +82,8 @@ export interface ForgottenUnits {
   checkpoints: { task_id: number; date: string }[];
   /** Failure records deleted with them. */
   failures: number;
+  /** Change-detection fingerprints of the units' executions deleted with them. */
+  fingerprints: number;
 }
 
 /**
@@ -179,8 +182,9 @@ export interface Warehouse {
   unitRecords(from: string, to: string): Promise<UnitRecords>;
   /**
    * One transaction: deletes the checkpoints and failure records of the units dated
-   * `from`..`to` (of the given platform tasks only, when any are given), so the next run
-   * re-reads them. Their rows stay until then.
+   * `from`..`to` (of the given platform tasks only, when any are given), and the change-detection
+   * fingerprints of their executions, so the next run re-reads them, every child included. Their
+   * rows stay until then.
    */
   forgetUnits(from: string, to: string, taskIds?: readonly number[]): Promise<ForgottenUnits>;
   /** Every platform task the warehouse knows (geo.platform_tasks), ascending. */

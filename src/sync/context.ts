@@ -34,6 +34,8 @@ export interface RunCounters {
   executionsRead: number;
   /** Listed executions left as stored: fingerprint unchanged, children complete last time. */
   executionsUnchanged: number;
+  /** Listings of an execution its unit had listed already (paging shifted): the last copy kept. */
+  executionsListedTwice: number;
 }
 
 export function newCounters(): RunCounters {
@@ -54,6 +56,7 @@ export function newCounters(): RunCounters {
     textValuesChanged: 0,
     executionsRead: 0,
     executionsUnchanged: 0,
+    executionsListedTwice: 0,
   };
 }
 

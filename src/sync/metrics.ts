@@ -22,6 +22,7 @@ export class SyncMetrics {
   private readonly rejects: Counter;
   private readonly units: Counter<'state'>;
   private readonly executions: Counter<'state'>;
+  private readonly listedTwice: Counter;
   private readonly lastDuration: Gauge;
   private readonly lastSuccess: Gauge;
   private readonly checkPassed: Gauge<'check'>;
@@ -72,6 +73,11 @@ export class SyncMetrics {
     });
     this.executions.inc({ state: 'read' }, 0);
     this.executions.inc({ state: 'unchanged' }, 0);
+    this.listedTwice = new Counter({
+      name: 'geo_sync_executions_listed_twice_total',
+      help: 'Executions listed again by their unit (paging shifted while answers were saved); the copy listed last was kept whole',
+      registers,
+    });
     this.lastDuration = new Gauge({
       name: 'geo_sync_last_run_duration_seconds',
       help: 'Duration of the last run that finished, in seconds',
@@ -119,6 +125,7 @@ export class SyncMetrics {
     this.units.inc({ state: 'skipped' }, s.counters.unitsSkipped);
     this.executions.inc({ state: 'read' }, s.counters.executionsRead);
     this.executions.inc({ state: 'unchanged' }, s.counters.executionsUnchanged);
+    this.listedTwice.inc(s.counters.executionsListedTwice);
     const finished = Date.parse(s.finishedAt);
     this.lastDuration.set((finished - Date.parse(s.startedAt)) / 1000);
     if (s.status === 'success') this.lastSuccess.set(finished / 1000);

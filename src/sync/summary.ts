@@ -28,6 +28,10 @@ export function formatSummary(s: RunSummary): string {
     lines.push(
       `text: ${c.textValuesChanged} values stored changed (U+0000 dropped, lone surrogates as U+FFFD), the same on both warehouses`,
     );
+  if (c.executionsListedTwice)
+    lines.push(
+      `listed twice: ${c.executionsListedTwice} executions listed again in their unit (the list shifted between pages); the copy listed last was read and kept whole`,
+    );
   if (c.unitsListMismatch)
     lines.push(
       `list mismatches: ${c.unitsListMismatch} units where task/results and task/prompts disagreed; nothing deleted for them`,

@@ -115,12 +115,24 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
       if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
       unchanged ??= stored ? await stored : null;
       for (const item of page.items) {
+        const again = seen.has(item.prompt_task_id);
         seen.add(item.prompt_task_id);
-        // Unchanged since read whole: no child request, and its stored rows are left as they are
-        // (their synced_at stays). It still counts as listed for the unit's deletion rule.
         // Hashed once: compared here, written with the execution's rows when it is read.
         const fingerprint = fingerprintOf(item, reading);
-        if (unchanged && unchanged.get(item.prompt_task_id) === fingerprint) {
+        // Listed twice: offset paging shifted while its answer was saved again. The copy listed
+        // last wins whole (its page was served later): it is always read, whatever the stored
+        // fingerprint says (an earlier, older copy may have been read), and its rows replace the
+        // earlier copy's in the batch (addToBatch), the group commit (merged) or the warehouse.
+        if (again) {
+          ctx.counters.executionsListedTwice++;
+          log.warn(
+            { prompt_task_id: item.prompt_task_id },
+            'execution listed twice by task/results (the list shifted between pages): the copy listed last is read and kept whole',
+          );
+        }
+        // Unchanged since read whole: no child request, and its stored rows are left as they are
+        // (their synced_at stays). It still counts as listed for the unit's deletion rule.
+        else if (unchanged && unchanged.get(item.prompt_task_id) === fingerprint) {
           ctx.counters.executionsUnchanged++;
           continue;
         }

@@ -27,6 +27,7 @@ import {
   SYNC_RUNS,
   SYNC_UNIT_FAILURES,
   EXECUTION_PRODUCTS,
+  EXECUTION_RANKS,
   EXECUTION_SCREENSHOTS,
   EXECUTION_SOURCES,
   PRODUCT_CARDS,
@@ -59,11 +60,25 @@ const COUNTS = `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM geo.${t})
 
 const VERIFIED_SPECS = {
   prompt_executions: PROMPT_EXECUTIONS,
+  execution_ranks: EXECUTION_RANKS,
   execution_sources: EXECUTION_SOURCES,
   execution_screenshots: EXECUTION_SCREENSHOTS,
   execution_products: EXECUTION_PRODUCTS,
   product_cards: PRODUCT_CARDS,
 } as const;
+
+/**
+ * `state reset`: the change-detection fingerprints of the units' executions (`date_time` in
+ * `$1`..`$2`, task_id in `$3` when given). Without them the next run reads every child of those
+ * executions again, which is what a reset is for (re-reading after a fix upstream); a checkpoint
+ * forgotten alone made the next run list the units and skip every execution as unchanged.
+ */
+function forgetFingerprintsSql(driver: Driver, byTask: boolean): string {
+  const d = driver.types.date;
+  return `DELETE FROM geo.execution_fingerprints WHERE prompt_task_id IN (
+    SELECT prompt_task_id FROM geo.prompt_executions
+    WHERE date_time BETWEEN CAST($1 AS ${d}) AND CAST($2 AS ${d})${byTask ? ` AND ${driver.inIds('task_id', 3)}` : ''})`;
+}
 
 /** A fence check that never passes (a lock pinned while none was held). */
 const NEVER_OWNED = 'SELECT 1 AS owned WHERE 1 = 0';
@@ -321,8 +336,9 @@ export class CoreWarehouse implements Warehouse {
         params,
       );
       const failures = await c.execute(`DELETE FROM geo.sync_unit_failures WHERE ${where}`, params);
+      const fingerprints = await c.execute(forgetFingerprintsSql(this.driver, taskIds.length > 0), params);
       checkpoints.sort((a, b) => a.date.localeCompare(b.date) || a.task_id - b.task_id);
-      return { checkpoints, failures };
+      return { checkpoints, failures, fingerprints };
     });
   }
   async platformTaskIds(): Promise<number[]> {
