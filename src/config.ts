@@ -115,7 +115,7 @@ export const ConfigSchema = z.strictObject({
       diagnosis: z.boolean().default(true),
       /** Balance snapshot and deduction records (2+ requests per run). */
       finance: z.boolean().default(true),
-      /** task/prompts as a cross-check of task/results counts (1 request per unit). */
+      /** task/prompts as a cross-check of task/results before a unit deletes (1 request per unit where a deletion is at stake). */
       crossCheck: z.boolean().default(true),
     })
     .prefault({}),

@@ -65,7 +65,6 @@ function requestShape(config: Config, reread: boolean): RequestShape {
   const perExecution = 3 + (config.enrich.legacySources ? 1 : 0) + (config.enrich.executionTimes ? 1 : 0);
   return {
     perExecution,
-    perUnit: config.enrich.crossCheck ? 1 : 0,
     changeDetection: config.changeDetection && !reread,
     assumedExecutions: ASSUMED_EXECUTIONS_PER_UNIT,
   };
@@ -75,8 +74,13 @@ function requestShape(config: Config, reread: boolean): RequestShape {
 const ASSUMED_EXECUTIONS_PER_UNIT = 50;
 
 /** The dry run's estimate lines: a range under change detection, one figure without it. */
-function estimateLines(e: RequestEstimate, shape: RequestShape, scopeRequests: number): string[] {
-  const per = `${shape.perExecution} per execution read, ${shape.perUnit + 1}+ per unit`;
+function estimateLines(
+  e: RequestEstimate,
+  shape: RequestShape,
+  crossCheck: boolean,
+  scopeRequests: number,
+): string[] {
+  const per = `up to ${shape.perExecution} per execution read, 1+ per unit`;
   const lines =
     shape.changeDetection && e.low !== e.high
       ? [
@@ -87,6 +91,10 @@ function estimateLines(e: RequestEstimate, shape: RequestShape, scopeRequests: n
           `estimated requests: ~${e.high} (${per}${shape.changeDetection ? '' : '; change detection off: every execution is read'})`,
         ];
   lines.push(`  plus the scope (${scopeRequests} requests, as this dry run made) and the account data`);
+  if (crossCheck)
+    lines.push(
+      '  plus task/prompts for each unit that no longer lists a stored execution (deletions upstream)',
+    );
   if (e.unknownUnits > 0)
     lines.push(
       `  ${e.unknownUnits} unit(s) never stored, assumed at ${shape.assumedExecutions} executions each`,
@@ -140,7 +148,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
             migrated
               ? ''
               : 'warehouse: not migrated to this version yet (geo-sync migrate); estimated as if it held nothing',
-            ...estimateLines(estimate, shape, api.client.stats.requests),
+            ...estimateLines(estimate, shape, config.enrich.crossCheck, api.client.stats.requests),
             ...plan.units.slice(0, 20).map((u) => `  task_id=${u.task_id} date=${u.date}`),
             plan.units.length > 20 ? `  ... ${plan.units.length - 20} more` : '',
             'dry run: nothing was written',

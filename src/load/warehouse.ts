@@ -122,6 +122,25 @@ export interface Written {
   textValuesChanged: number;
 }
 
+/** What `--dry-run` counts of a stored unit (Warehouse.storedUnits). */
+export interface StoredUnitCounts {
+  executions: number;
+  /** Executions whose children were read completely last time. */
+  complete: number;
+  /** Executions stored without a screenshot URL (null or empty): no screenshot request. */
+  withoutScreenshot: number;
+  /** Executions whose stored products say the platform is unsupported. */
+  unsupported: number;
+}
+
+/** A unit's stored executions (Warehouse.unitExecutions). */
+export interface StoredUnitExecutions {
+  /** Every execution stored for the unit (task_id, date). */
+  ids: Set<number>;
+  /** Fingerprints of the stored executions whose children were read completely. */
+  complete: Map<number, string>;
+}
+
 export interface Warehouse {
   readonly dialect: Dialect;
   /** A description safe to log (no password). */
@@ -159,10 +178,16 @@ export interface Warehouse {
    */
   completeFingerprints(task_id: number, date: string): Promise<Map<number, string>>;
   /**
-   * `--dry-run`: per stored unit of `dates` (key `task_id|date`), its executions and how many of
-   * them have complete children.
+   * One read of the unit's stored executions: every prompt_task_id (what its completion could
+   * delete, issue 30) and, among them, the fingerprints of those read completely (change detection).
    */
-  storedUnits(dates: readonly string[]): Promise<Map<string, { executions: number; complete: number }>>;
+  unitExecutions(task_id: number, date: string): Promise<StoredUnitExecutions>;
+  /**
+   * `--dry-run`: per stored unit of `dates` (key `task_id|date`), its executions, how many of
+   * them have complete children, are stored without a screenshot URL, and with products of an
+   * unsupported platform.
+   */
+  storedUnits(dates: readonly string[]): Promise<Map<string, StoredUnitCounts>>;
   /**
    * `verify`: up to `n` stored executions chosen at random (dated `from`..`to` when given; not
    * those whose children were last read incompletely, which the next run reads again), with

@@ -6,6 +6,7 @@ import type { RejectedRecord } from '../api/client.ts';
 import { unitKey } from './planner.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
+import { ReadShortcuts } from '../extract/shortcuts.ts';
 import type { Warehouse, Written } from '../load/warehouse.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
 import { Slots } from './slots.ts';
@@ -36,6 +37,12 @@ export interface RunCounters {
   executionsUnchanged: number;
   /** Listings of an execution its unit had listed already (paging shifted): the last copy kept. */
   executionsListedTwice: number;
+  /**
+   * Requests not made because they could bring nothing (issue 30): task/prompts of units whose
+   * listing is complete and lists every stored execution, prompt/products of platform tasks that
+   * answered `unsupported` this run, prompt/screenshot of executions listed without one.
+   */
+  notAsked: { crossChecks: number; products: number; screenshots: number };
 }
 
 export function newCounters(): RunCounters {
@@ -57,6 +64,7 @@ export function newCounters(): RunCounters {
     executionsRead: 0,
     executionsUnchanged: 0,
     executionsListedTwice: 0,
+    notAsked: { crossChecks: 0, products: 0, screenshots: 0 },
   };
 }
 
@@ -79,6 +87,9 @@ export class RunContext {
 
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
+
+  /** Child requests whose answer the run already knows (issue 30), counted in `notAsked`. */
+  readonly shortcuts = new ReadShortcuts(this.counters.notAsked);
 
   constructor(
     readonly runId: string,

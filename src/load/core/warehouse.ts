@@ -44,6 +44,8 @@ import {
   type LockMode,
   type LockResult,
   type MigrateResult,
+  type StoredUnitCounts,
+  type StoredUnitExecutions,
   type UnitCompletion,
   type UnitRecords,
   type VerifiedTable,
@@ -213,20 +215,27 @@ export class CoreWarehouse implements Warehouse {
     return this.fenced((c) => closeUnit(this.driver, c, unit));
   }
   async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
+    return (await this.unitExecutions(task_id, date)).complete;
+  }
+  async unitExecutions(task_id: number, date: string): Promise<StoredUnitExecutions> {
     const rows = await this.driver.connection((c) =>
-      c.rows<{ prompt_task_id: number; fingerprint: string }>(
-        `SELECT f.prompt_task_id, f.fingerprint
-         FROM geo.execution_fingerprints f JOIN geo.prompt_executions e ON e.prompt_task_id = f.prompt_task_id
+      c.rows<{ prompt_task_id: number; fingerprint: string | null; children_complete: boolean | null }>(
+        `SELECT e.prompt_task_id, f.fingerprint, f.children_complete
+         FROM geo.prompt_executions e LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
          WHERE e.task_id = CAST($1 AS ${this.driver.types.bigint})
-           AND e.date_time = CAST($2 AS ${this.driver.types.date}) AND f.children_complete`,
+           AND e.date_time = CAST($2 AS ${this.driver.types.date})`,
         [task_id, date],
       ),
     );
-    return new Map(rows.map((r) => [Number(r.prompt_task_id), r.fingerprint]));
+    const stored: StoredUnitExecutions = { ids: new Set(), complete: new Map() };
+    for (const r of rows) {
+      const id = Number(r.prompt_task_id);
+      stored.ids.add(id);
+      if (r.children_complete && r.fingerprint !== null) stored.complete.set(id, r.fingerprint);
+    }
+    return stored;
   }
-  async storedUnits(
-    dates: readonly string[],
-  ): Promise<Map<string, { executions: number; complete: number }>> {
+  async storedUnits(dates: readonly string[]): Promise<Map<string, StoredUnitCounts>> {
     const unique = [...new Set(dates)];
     if (unique.length === 0) return new Map();
     const d = this.driver.types.date;
@@ -238,22 +247,39 @@ export class CoreWarehouse implements Warehouse {
         `SELECT task_id, date FROM geo.sync_checkpoints WHERE date IN (${days})`,
         unique,
       ),
-      await c.rows<{ task_id: number; date: string; executions: number; complete: number }>(
-        `SELECT e.task_id, e.date_time AS date, COUNT(*) AS executions, COUNT(f.prompt_task_id) AS complete
+      await c.rows<{
+        task_id: number;
+        date: string;
+        executions: number;
+        complete: number;
+        without_screenshot: number;
+        unsupported: number;
+      }>(
+        `SELECT e.task_id, e.date_time AS date, COUNT(*) AS executions, COUNT(f.prompt_task_id) AS complete,
+           COUNT(CASE WHEN e.screenshot_url IS NULL OR e.screenshot_url = '' THEN 1 END) AS without_screenshot,
+           COUNT(CASE WHEN p.supported = FALSE OR p.result_status = 'unsupported' THEN 1 END) AS unsupported
          FROM geo.prompt_executions e
          LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id AND f.children_complete
+         LEFT JOIN geo.execution_products p ON p.prompt_task_id = e.prompt_task_id
          WHERE e.date_time IN (${days})
          GROUP BY e.task_id, e.date_time`,
         unique,
       ),
     ]);
-    const out = new Map<string, { executions: number; complete: number }>();
+    const out = new Map<string, StoredUnitCounts>();
     for (const r of checkpoints)
-      out.set(unitKeyOf(Number(r.task_id), r.date), { executions: 0, complete: 0 });
+      out.set(unitKeyOf(Number(r.task_id), r.date), {
+        executions: 0,
+        complete: 0,
+        withoutScreenshot: 0,
+        unsupported: 0,
+      });
     for (const r of executions)
       out.set(unitKeyOf(Number(r.task_id), r.date), {
         executions: Number(r.executions),
         complete: Number(r.complete),
+        withoutScreenshot: Number(r.without_screenshot),
+        unsupported: Number(r.unsupported),
       });
     return out;
   }
