@@ -71,7 +71,14 @@ export function scheduleCommand(): Command {
         const api = createApi(config, logger, { signal: signals.signal });
         // Opened once at start so a bad target or a failed migration shows at once, then closed:
         // between runs the warehouse is not held, so a BI tool can open the DuckDB file.
-        await (await openMigratedWarehouse(config, logger)).close();
+        // The lock's connection is checked too: a transaction pooler without GEO_LOCK_URL is
+        // refused now (exit 2), not at 04:30.
+        const first = await openMigratedWarehouse(config, logger);
+        try {
+          await first.prepareLock();
+        } finally {
+          await first.close();
+        }
         const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
         let metricsServer: MetricsServer | null = null;
         if (metrics) {

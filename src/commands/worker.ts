@@ -153,6 +153,11 @@ export function workerCommand(): Command {
         const api = createApi(config, logger);
         try {
           const warehouse = await openMigratedWarehouse(config, logger);
+          // A transaction pooler on the lock's URL is refused at start (exit 2), not at the first job.
+          await warehouse.prepareLock().catch(async (e: unknown) => {
+            await warehouse.close();
+            throw e;
+          });
           const db = createQueuePool(url, 'geo-sync-worker', logger);
           const signals = abortOnSignals(logger);
           try {

@@ -138,8 +138,9 @@ CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.concurrency_slots (
 
 /**
  * Creates the queue schema (pg-boss's tables, the queue, our tables) when missing; safe twice
- * and from several processes at once (pg-boss migrates under an advisory lock; ours are
- * IF NOT EXISTS under one too).
+ * and from several processes at once (pg-boss migrates under a transaction-level advisory lock;
+ * ours are IF NOT EXISTS under one too). Safe behind a transaction pooler: nothing outlives a
+ * transaction.
  */
 export async function migrateQueue(url: string, config: Config, logger: Logger): Promise<void> {
   const boss = await startBoss(url, logger, { jobTimeoutSeconds: config.jobTimeoutSeconds });
@@ -157,14 +158,13 @@ export async function migrateQueue(url: string, config: Config, logger: Logger):
   } finally {
     await boss.stop({ graceful: false, wait: true });
   }
-  await withClient(url, async (c) => {
-    await c.query('SELECT pg_advisory_lock(hashtext($1))', [`${QUEUE_SCHEMA}.migrate`]);
-    try {
-      await c.query(OWN_TABLES);
-    } finally {
-      await c.query('SELECT pg_advisory_unlock(hashtext($1))', [`${QUEUE_SCHEMA}.migrate`]);
-    }
-  });
+  // One transaction holding a transaction-level lock: a session lock taken and released by two
+  // statements could be left behind on a server connection of a transaction pooler.
+  await withClient(url, (c) =>
+    c.query(
+      `BEGIN; SELECT pg_advisory_xact_lock(hashtext('${QUEUE_SCHEMA}.migrate')); ${OWN_TABLES} COMMIT;`,
+    ),
+  );
 }
 
 /** One short-lived connection. */
