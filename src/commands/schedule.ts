@@ -12,7 +12,7 @@ import { Command } from 'commander';
 import { isInterruption } from '../abort.ts';
 import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
 import type { Warehouse } from '../load/warehouse.ts';
-import { runChecks } from '../quality/checks.ts';
+import { lastSuccessfulRun, runChecks } from '../quality/checks.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
 import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
@@ -73,13 +73,15 @@ export function scheduleCommand(): Command {
         // between runs the warehouse is not held, so a BI tool can open the DuckDB file.
         // The lock's connection is checked too: a transaction pooler without GEO_LOCK_URL is
         // refused now (exit 2), not at 04:30.
+        const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
         const first = await openMigratedWarehouse(config, logger);
         try {
           await first.prepareLock();
+          // The last success as the warehouse knows it, so a restart does not reset it to never.
+          metrics?.setLastSuccess(await lastSuccessfulRun(first));
         } finally {
           await first.close();
         }
-        const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
         let metricsServer: MetricsServer | null = null;
         if (metrics) {
           try {
