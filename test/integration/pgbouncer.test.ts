@@ -236,7 +236,10 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
                 count(*) FILTER (WHERE state = 'completed')::int AS completed
          FROM geo_queue.job WHERE name = 'geo-sync-units'`,
       );
-      expect({ failed: jobs!.failed, completed: jobs!.completed > 1 }).toEqual({ failed: 0, completed: true });
+      expect({ failed: jobs!.failed, completed: jobs!.completed > 1 }).toEqual({
+        failed: 0,
+        completed: true,
+      });
       expect(await locksHeld(db[mode])).toEqual([]);
       const check = await runCli(['check', ...range], pooled());
       expect(check.code, check.stdout + check.stderr.slice(-2000)).toBe(0);
