@@ -52,7 +52,11 @@ export const ConfigSchema = z.strictObject({
         return;
       }
       const problem = warehouseTargetProblem(text);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem.replace(/^expected [^:]*: /, '') });
+      if (problem)
+        ctx.addIssue({
+          code: 'custom',
+          message: problem.replace('expected duckdb:<file path> or a postgres:// URL: ', ''),
+        });
     })
     .optional(),
   /** DuckDB warehouses only: how the database engine may use the machine. */

@@ -22,6 +22,7 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/index
 import { runCli, startCli, type CliResult } from '../helpers/cli.ts';
 import { sql, TestDatabases } from '../helpers/distributed.ts';
 import { dumpData } from '../helpers/dump.ts';
+import { metricsUrl, parseMetrics } from '../helpers/metrics.ts';
 import { startPgBouncer, type RunningPgBouncer } from '../helpers/pgbouncer.ts';
 import { postgresReachable } from '../helpers/postgres.ts';
 import { requireProgram } from '../helpers/programs.ts';
@@ -82,6 +83,7 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
       tx: { database: nameOf(db.transaction), mode: 'transaction', size: 4 },
       // The issue's setup: transaction pooling with one server connection.
       tx1: { database: nameOf(db.transaction), mode: 'transaction', size: 1 },
+      txother: { database: nameOf(db.other), mode: 'transaction', size: 3 },
     });
     out = mkdtempSync(join(tmpdir(), 'geo-pgbouncer-out-'));
     // What a direct connection stores, to compare with.
@@ -117,6 +119,26 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
       }
       expect(await locksHeld(db.transaction)).toEqual([]);
       expect(await sql(db.transaction, 'SELECT count(*)::int AS n FROM geo.sync_runs')).toEqual([{ n: 0 }]);
+    });
+
+    it('two migrates at once through transaction pooling: each migration applied once, no lock left', async () => {
+      const both = await Promise.all([1, 2].map(() => runCli(['migrate'], env(bouncer.url('txother')))));
+      for (const r of both) expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      const applied = both.map((r) => Number(/applied (\d+) migration/.exec(r.stdout)?.[1]));
+      const [{ n }] = (await sql<{ n: number }>(
+        db.other,
+        `SELECT count(*)::int AS n FROM geo.schema_migrations WHERE version <> 'views'`,
+      )) as [{ n: number }];
+      expect(applied[0]! + applied[1]!).toBe(n);
+      // No advisory lock of any kind stayed on the pooler's server connections.
+      expect(
+        await sql(
+          direct,
+          `SELECT pid FROM pg_locks WHERE locktype = 'advisory'
+           AND database = (SELECT oid FROM pg_database WHERE datname = $1)`,
+          [nameOf(db.other)],
+        ),
+      ).toEqual([]);
     });
 
     it('GEO_LOCK_URL through the pooler too, or to another database: exit 2, one line naming GEO_LOCK_URL', async () => {
@@ -222,14 +244,24 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
       const range = ['--from', dates[2]!, '--to', dates[3]!];
       const enq = await runCli(['backfill', ...range, '--distributed'], pooled());
       expect(enq.code, enq.stderr.slice(-2000)).toBe(0);
-      const workers = [1, 2].map(() => startCli(['worker', '--exit-when-idle'], pooled()));
-      const results = await Promise.all(workers.map((w) => w.done));
-      for (const w of results) {
-        expect(w.code, w.stderr.slice(-3000)).toBe(0);
-        expect(w.stderr).not.toMatch(/prepared statement|does not exist|"level":50/);
-      }
+      // One worker as systemd runs it (until stopped, its metrics served), one that exits when idle.
+      const serving = startCli(['worker', '--metrics-port', '0', '--metrics-host', '127.0.0.1'], pooled());
+      const idle = startCli(['worker', '--exit-when-idle'], pooled());
       const done = await runCli(['backfill', ...range, '--distributed', '--wait', '--no-progress'], pooled());
       expect(done.code, done.stdout + done.stderr.slice(-2000)).toBe(0);
+      const metrics = parseMetrics(await (await fetch(metricsUrl(serving.stderr()))).text());
+      const idleResult = await idle.done;
+      serving.child.kill('SIGTERM');
+      const servingResult = await serving.done;
+      expect(idleResult.code, idleResult.stderr.slice(-3000)).toBe(0);
+      expect(servingResult.code, servingResult.stderr.slice(-3000)).toBe(130);
+      for (const w of [idleResult, servingResult])
+        expect(w.stderr).not.toMatch(/prepared statement|does not exist|"level":50/);
+      // Its metrics count the jobs it logged done.
+      expect(metrics.get('geo_worker_jobs_total{outcome="completed"}')).toBe(
+        servingResult.stderr.match(/"msg":"job done"/g)?.length ?? 0,
+      );
+      expect(metrics.get('geo_worker_jobs_total{outcome="failed"}')).toBe(0);
       const [jobs] = await sql<{ failed: number; completed: number }>(
         db[mode],
         `SELECT count(*) FILTER (WHERE state = 'failed')::int AS failed,
