@@ -146,14 +146,21 @@ export async function migrateQueue(url: string, config: Config, logger: Logger):
   const boss = await startBoss(url, logger, { jobTimeoutSeconds: config.jobTimeoutSeconds });
   try {
     if (!(await boss.getQueue(QUEUE_NAME))) {
-      await boss.createQueue(QUEUE_NAME, {
-        name: QUEUE_NAME,
-        policy: 'standard',
-        retryLimit: config.jobRetries,
-        retryDelay: config.jobRetryDelaySeconds,
-        retryBackoff: true,
-        expireInSeconds: config.jobTimeoutSeconds,
-      });
+      try {
+        await boss.createQueue(QUEUE_NAME, {
+          name: QUEUE_NAME,
+          policy: 'standard',
+          retryLimit: config.jobRetries,
+          retryDelay: config.jobRetryDelaySeconds,
+          retryBackoff: true,
+          expireInSeconds: config.jobTimeoutSeconds,
+        });
+      } catch (e) {
+        // Two processes creating it at once (two `migrate`s, workers starting together):
+        // pg-boss's create_queue takes no lock first, and one of them fails (a deadlock, or the
+        // queue's key). The queue the other one made is as good; wait for it to commit.
+        if (!(await queueAppears(boss))) throw e;
+      }
     }
   } finally {
     await boss.stop({ graceful: false, wait: true });
@@ -165,6 +172,15 @@ export async function migrateQueue(url: string, config: Config, logger: Logger):
       `BEGIN; SELECT pg_advisory_xact_lock(hashtext('${QUEUE_SCHEMA}.migrate')); ${OWN_TABLES} COMMIT;`,
     ),
   );
+}
+
+/** Whether the queue exists within a few seconds (another process is committing it). */
+async function queueAppears(boss: PgBoss): Promise<boolean> {
+  for (let i = 0; i < 25; i++) {
+    if (await boss.getQueue(QUEUE_NAME)) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
 }
 
 /** One short-lived connection. */

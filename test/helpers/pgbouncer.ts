@@ -25,6 +25,11 @@ export interface PoolAlias {
   mode: 'session' | 'transaction' | 'statement';
   /** Server connections of the pool. */
   size: number;
+  /**
+   * Server connections kept open however idle the pool is: with round robin, one client's
+   * statements then go to these in turn from the first on.
+   */
+  min?: number;
 }
 
 export interface RunningPgBouncer {
@@ -48,7 +53,8 @@ export async function startPgBouncer(
   const databases = Object.entries(aliases).map(
     ([alias, a]) =>
       `${alias} = host=${target.hostname} port=${target.port || 5432} dbname=${a.database} user=${user}` +
-      `${password ? ` password=${password}` : ''} pool_mode=${a.mode} pool_size=${a.size}`,
+      `${password ? ` password=${password}` : ''} pool_mode=${a.mode} pool_size=${a.size}` +
+      (a.min ? ` min_pool_size=${a.min}` : ''),
   );
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();

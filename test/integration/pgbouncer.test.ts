@@ -80,10 +80,10 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
     db.other = await dbs.fresh();
     bouncer = await startPgBouncer(bin!, {
       session: { database: nameOf(db.session), mode: 'session', size: 40 },
-      tx: { database: nameOf(db.transaction), mode: 'transaction', size: 4 },
+      tx: { database: nameOf(db.transaction), mode: 'transaction', size: 4, min: 4 },
       // The setup: transaction pooling with one server connection.
       tx1: { database: nameOf(db.transaction), mode: 'transaction', size: 1 },
-      txother: { database: nameOf(db.other), mode: 'transaction', size: 3 },
+      txother: { database: nameOf(db.other), mode: 'transaction', size: 3, min: 3 },
     });
     out = mkdtempSync(join(tmpdir(), 'geo-pgbouncer-out-'));
     // What a direct connection stores, to compare with.
