@@ -144,6 +144,8 @@ export class AdvisoryLock {
    */
   async prepare(): Promise<void> {
     await this.connection();
+    // Checked; not kept open while nothing is held (a worker may wait long for its first job).
+    if (this.state === 'none' && !this.pending) await this.unlock();
   }
 
   /** One tryLock at a time: callers racing for the lock share one connection and one answer. */
@@ -315,7 +317,13 @@ export class AdvisoryLock {
     if (this.client) return this.client;
     const client = createClient(this.url, LOCK_APPLICATION_NAME, { keepAlive: true });
     const lost = (cause: unknown) => {
-      if (this.client === client) this.markLost(cause);
+      if (this.client !== client) return;
+      if (this.state === 'held') this.markLost(cause);
+      else {
+        // Nothing held on it: the next take opens a new one.
+        this.client = null;
+        this.inTransaction = false;
+      }
     };
     client.on('error', lost);
     // A connection closed by the server without an error message loses the lock all the same.
