@@ -28,6 +28,7 @@ export function registerConfigSecrets(config: Config): void {
   registerSecret(config.apiKey);
   registerSecret(config.password);
   for (const p of urlPasswords(config.warehouse)) registerSecret(p);
+  for (const p of urlPasswords(config.lockUrl ?? '')) registerSecret(p);
 }
 
 /**
@@ -117,6 +118,7 @@ export async function openMigratedWarehouse(
   const warehouse = await openWarehouse(config.warehouse, {
     logger,
     duckdb: config.duckdb,
+    ...(config.lockUrl ? { lockUrl: config.lockUrl } : {}),
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });

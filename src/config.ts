@@ -38,6 +38,27 @@ export const ConfigSchema = z.strictObject({
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
     .default('duckdb:./data/geo-sync.duckdb'),
+  /**
+   * PostgreSQL only: where the warehouse lock is held, when GEO_WAREHOUSE goes through a
+   * connection pooler in transaction mode (PgBouncer, a hosted service's pooler): a `postgres://`
+   * URL of the same database that reaches PostgreSQL directly (or through session pooling).
+   * @default the warehouse URL
+   */
+  lockUrl: z
+    .string()
+    .superRefine((text, ctx) => {
+      if (!/^postgres(ql)?:\/\//i.test(text.trim())) {
+        ctx.addIssue({ code: 'custom', message: 'expected a postgres:// URL of the warehouse database' });
+        return;
+      }
+      const problem = warehouseTargetProblem(text);
+      if (problem)
+        ctx.addIssue({
+          code: 'custom',
+          message: problem.replace('expected duckdb:<file path> or a postgres:// URL: ', ''),
+        });
+    })
+    .optional(),
   /** DuckDB warehouses only: how the database engine may use the machine. */
   duckdb: z
     .strictObject({
@@ -132,6 +153,7 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_EMAIL: { key: 'email', kind: 'string' },
   GEO_PASSWORD: { key: 'password', kind: 'string' },
   GEO_WAREHOUSE: { key: 'warehouse', kind: 'string' },
+  GEO_LOCK_URL: { key: 'lockUrl', kind: 'string' },
   GEO_CUSTOMERS: { key: 'customers', kind: 'intList' },
   GEO_CONCURRENCY: { key: 'concurrency', kind: 'int' },
   GEO_REQUESTS_PER_SECOND: { key: 'requestsPerSecond', kind: 'int' },
@@ -289,6 +311,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   if (config.email && !config.password)
     problems.push('GEO_PASSWORD (password): required when GEO_EMAIL is set');
   if (config.password && !config.email) problems.push('GEO_EMAIL (email): required when GEO_PASSWORD is set');
+  if (config.lockUrl && !/^postgres(ql)?:\/\//i.test(config.warehouse.trim()))
+    problems.push(
+      'GEO_LOCK_URL (lockUrl): only for a PostgreSQL warehouse (GEO_WAREHOUSE is DuckDB, whose lock is a file); unset it',
+    );
   if (problems.length) throw new ConfigError(problems);
   return config;
 }
@@ -298,6 +324,7 @@ export function redactedConfig(config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const k of SECRET_KEYS) if (out[k] !== undefined) out[k] = '[REDACTED]';
   out.warehouse = maskUrlPassword(config.warehouse);
+  if (config.lockUrl !== undefined) out.lockUrl = maskUrlPassword(config.lockUrl);
   return out;
 }
 

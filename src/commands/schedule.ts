@@ -12,7 +12,7 @@ import { Command } from 'commander';
 import { isInterruption } from '../abort.ts';
 import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
 import type { Warehouse } from '../load/warehouse.ts';
-import { runChecks } from '../quality/checks.ts';
+import { lastSuccessfulRun, runChecks } from '../quality/checks.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
 import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
@@ -71,8 +71,17 @@ export function scheduleCommand(): Command {
         const api = createApi(config, logger, { signal: signals.signal });
         // Opened once at start so a bad target or a failed migration shows at once, then closed:
         // between runs the warehouse is not held, so a BI tool can open the DuckDB file.
-        await (await openMigratedWarehouse(config, logger)).close();
+        // The lock's connection is checked too: a transaction pooler without GEO_LOCK_URL is
+        // refused now (exit 2), not at 04:30.
         const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
+        const first = await openMigratedWarehouse(config, logger);
+        try {
+          await first.prepareLock();
+          // The last success as the warehouse knows it, so a restart does not reset it to never.
+          metrics?.setLastSuccess(await lastSuccessfulRun(first));
+        } finally {
+          await first.close();
+        }
         let metricsServer: MetricsServer | null = null;
         if (metrics) {
           try {

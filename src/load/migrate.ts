@@ -3,8 +3,9 @@
  * order, each in its own transaction together with its row in `geo.schema_migrations`; then
  * `views.sql` (CREATE OR REPLACE VIEW) re-creates the BI views. The dialects supply the
  * storage and the lock through MigrationStore:
- * - PostgreSQL runs everything under pg_advisory_lock(MIGRATION_LOCK_KEY), so two processes
- *   migrating at once apply each file once;
+ * - PostgreSQL takes pg_advisory_xact_lock(MIGRATION_LOCK_KEY) in each transaction and applies
+ *   a migration only when its ledger row is still missing then, so two processes migrating at
+ *   once apply each file once (and no session lock is left behind a transaction pooler);
  * - DuckDB allows one read-write process per file (the open retries while another holds it) and
  *   serializes this process's connections with a mutex.
  */
@@ -31,15 +32,18 @@ export interface MigrationSet {
 }
 
 export interface MigrationStore {
-  /** Runs `fn` while holding the migration lock. */
+  /** Runs `fn`, the migrations (each step locks for itself: see apply). */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   /** Creates schema `geo` and `geo.schema_migrations` when missing. */
   ensureLedger(): Promise<void>;
   /** Whether geo.schema_migrations exists (a warehouse never migrated has none). */
   hasLedger(): Promise<boolean>;
   appliedVersions(): Promise<Set<string>>;
-  /** One transaction: the migration's SQL and its ledger row. */
-  apply(migration: Migration): Promise<void>;
+  /**
+   * One transaction holding the migration lock: the migration's SQL and its ledger row, unless
+   * another process applied it meanwhile (false).
+   */
+  apply(migration: Migration): Promise<boolean>;
   /** One transaction: the views file, and its hash in the ledger's `views` row. */
   replaceViews(sql: string, hash: string): Promise<void>;
   /** The hash of the views (and dictionary) last applied; null before the first. */
@@ -110,9 +114,10 @@ export async function runMigrations(
         result.alreadyApplied.push(m.id);
         continue;
       }
-      await store.apply(m);
-      logger?.info({ migration: m.id }, 'migration applied');
-      result.applied.push(m.id);
+      if (await store.apply(m)) {
+        logger?.info({ migration: m.id }, 'migration applied');
+        result.applied.push(m.id);
+      } else result.alreadyApplied.push(m.id);
     }
     await store.replaceViews(set.views, viewsHash(set));
     return result;

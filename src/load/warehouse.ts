@@ -239,7 +239,14 @@ export interface Warehouse {
   tryLock(holder: string, mode?: LockMode): Promise<LockResult>;
   unlock(): Promise<void>;
   /**
-   * Calls `listener` (once) if the lock held is lost without unlock(): PostgreSQL's session lock
+   * Checks, without taking the lock, that it can be held: PostgreSQL's lock needs a session of its
+   * own, and a connection pooler in transaction mode on its URL (GEO_LOCK_URL, else the
+   * warehouse's) is refused with a UsageError naming GEO_LOCK_URL. Long-running commands
+   * (`schedule`, `worker`) call it at start; tryLock checks the same on its first connection.
+   */
+  prepareLock(): Promise<void>;
+  /**
+   * Calls `listener` (once) if the lock held is lost without unlock(): PostgreSQL's lock
    * dies with its connection. Returns the unsubscribe. Absent where a lock cannot be lost.
    */
   onLockLost?(listener: (cause: unknown) => void): () => void;

@@ -161,3 +161,32 @@ describe('DuckDB settings and the warehouse target', () => {
     expect(problems.join('\n')).toMatch(/GEO_WAREHOUSE \(warehouse\): .*in-memory DuckDB keeps nothing/);
   });
 });
+
+describe('GEO_LOCK_URL', () => {
+  const pg = 'postgres://geo:pw@pooler:6432/geo';
+
+  it('a direct URL of the warehouse database for the lock, its password masked like the warehouse one', () => {
+    const config = loadConfig({
+      env: { GEO_WAREHOUSE: pg, GEO_LOCK_URL: 'postgres://geo:s3cret@db:5432/geo' },
+    });
+    expect(config.lockUrl).toBe('postgres://geo:s3cret@db:5432/geo');
+    expect(redactedConfig(config).lockUrl).toBe('postgres://geo:***@db:5432/geo');
+    expect(loadConfig({ env: { GEO_WAREHOUSE: pg } }).lockUrl).toBeUndefined();
+  });
+
+  it('anything but a postgres:// URL, or a DuckDB warehouse, is one line naming GEO_LOCK_URL', () => {
+    expect(
+      problemsOf(() => loadConfig({ env: { GEO_WAREHOUSE: pg, GEO_LOCK_URL: 'duckdb:./x.duckdb' } })),
+    ).toEqual(['GEO_LOCK_URL (lockUrl): expected a postgres:// URL of the warehouse database']);
+    expect(
+      problemsOf(() => loadConfig({ env: { GEO_WAREHOUSE: pg, GEO_LOCK_URL: 'postgres://geo:pw@/geo' } })),
+    ).toEqual([
+      expect.stringMatching(/^GEO_LOCK_URL \(lockUrl\): "postgres:\/\/geo:\*\*\*@\/geo" is not a valid URL$/),
+    ]);
+    expect(
+      problemsOf(() =>
+        loadConfig({ env: { GEO_WAREHOUSE: 'duckdb:./x.duckdb', GEO_LOCK_URL: 'postgres://db/geo' } }),
+      ),
+    ).toEqual([expect.stringMatching(/^GEO_LOCK_URL \(lockUrl\): only for a PostgreSQL warehouse/)]);
+  });
+});

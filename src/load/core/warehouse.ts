@@ -438,6 +438,9 @@ export class CoreWarehouse implements Warehouse {
   unlock(): Promise<void> {
     return this.driver.unlock();
   }
+  async prepareLock(): Promise<void> {
+    await this.driver.prepareLock?.();
+  }
   onLockLost(listener: (cause: unknown) => void): () => void {
     return this.driver.onLockLost?.(listener) ?? (() => undefined);
   }
