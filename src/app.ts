@@ -71,6 +71,7 @@ export function createApi(
     auth,
     queue,
     timeoutMs: config.timeoutMs,
+    maxResponseBytes: config.maxResponseBytes,
     retry: {
       maxAttempts: config.maxAttempts,
       baseDelayMs: config.retryBaseDelayMs,

@@ -87,6 +87,11 @@ export interface GeoClientOptions {
   queue?: RequestQueue;
   /** Per attempt, headers and body. @default 30000 */
   timeoutMs?: number;
+  /**
+   * A response body longer than this fails its request at once (RESPONSE_TOO_LARGE, not retried),
+   * without being held in memory. @default 64 MiB
+   */
+  maxResponseBytes?: number;
   retry?: RetryOptions;
   /** Receives list items that failed validation; without it such an item fails the call. */
   onReject?: (r: RejectedRecord) => void;
@@ -203,6 +208,7 @@ export class GeoClient {
       baseUrl: opts.baseUrl,
       dispatcher: opts.dispatcher,
       connections: this.queue.maxConcurrency,
+      ...(opts.maxResponseBytes !== undefined ? { maxResponseBytes: opts.maxResponseBytes } : {}),
     });
     this.#maxPages = opts.maxPages;
     this.#executor = new Executor({

@@ -110,9 +110,23 @@ export interface CommonOpts {
   logFormat?: string;
 }
 
+/** The flag behind each config key a command may set, so a problem names the flag given. */
+const FLAG_OF_KEY: Readonly<Record<string, string>> = {
+  baseUrl: '--base-url',
+  warehouse: '--warehouse',
+  concurrency: '--concurrency',
+  requestsPerSecond: '--requests-per-second',
+  logLevel: '--log-level',
+  logFormat: '--log-format',
+  customers: '--customer',
+  schedule: '--cron',
+  lookbackDays: '--lookback-days',
+};
+
 export function configFrom(opts: CommonOpts, extra: Record<string, unknown> = {}): Config {
   const config = loadConfig({
     file: opts.config,
+    overrideFlags: FLAG_OF_KEY,
     overrides: {
       baseUrl: opts.baseUrl,
       warehouse: opts.warehouse,
