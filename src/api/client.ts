@@ -71,6 +71,7 @@ import {
   LegacyTaskDetail,
 } from './schemas/legacy.ts';
 import { Transport } from './transport.ts';
+import { MAX_STORED_JSON_DEPTH } from '../json-text.ts';
 
 export type { AuthOptions } from './auth.ts';
 export type { RejectedRecord } from './decode.ts';
@@ -601,7 +602,9 @@ function productsPage(b: unknown, ctx: DecodeContext): FetchedPage<ProductsPage>
   // `data.products` but without the `data.` prefix: inside `data` and beside it are both
   // honest readings, so both are accepted; `data` wins when a server sends both.
   const page: ProductsPage = {
-    items: decodeItems(ProductCard, d.products, 'data.products', ctx),
+    // Cards are stored whole (product_cards.card): one nested too deep for a JSON column is
+    // quarantined by itself.
+    items: decodeItems(ProductCard, d.products, 'data.products', ctx, { maxDepth: MAX_STORED_JSON_DEPTH }),
     current_page: d.current_page,
     last_page: d.last_page,
     total: d.total,
