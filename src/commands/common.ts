@@ -10,7 +10,7 @@ import { WarehouseLockedError } from '../load/errors.ts';
 import { createLogger, scrubSecrets } from '../log.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
-import { addDays, shanghaiYesterday } from '../time.ts';
+import { addDays, shanghaiDay, shanghaiYesterday } from '../time.ts';
 
 export function parseDay(value: string): string {
   if (!isCalendarDay(value)) throw new InvalidArgumentError(`expected a day as YYYY-MM-DD, got "${value}"`);
@@ -35,6 +35,18 @@ export function weekRange(opts: { from?: string | undefined; to?: string | undef
 export function checkDayOrder(from: string | undefined, to: string | undefined): void {
   if (from && to && from > to)
     throw new UsageError(`--from ${from} is after --to ${to}; give --from <= --to`);
+}
+
+/**
+ * A day after today in Asia/Shanghai is bad usage for a run: nothing of it exists upstream yet, and
+ * its units would be checkpointed as finished (empty), so the day would never be read once it came.
+ */
+export function checkNotAfterToday(flag: string, day: string, now: Date = new Date()): void {
+  const today = shanghaiDay(now);
+  if (day > today)
+    throw new UsageError(
+      `${flag} ${day} is after today (${today} in Asia/Shanghai): a day to come has nothing to sync yet; give a day up to today`,
+    );
 }
 
 export function parseId(value: string): number {
