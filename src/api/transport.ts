@@ -190,7 +190,7 @@ function refusal(req: HttpRequest): TransportFailure | null {
  * settles exactly once, whatever throws where: with the response, with a `TransportFailure`
  * (socket error, timeout, body over the cap or not convertible), or with the stop signal's reason.
  */
-export class ResponseCollector implements Dispatcher.DispatchHandler {
+class ResponseCollector implements Dispatcher.DispatchHandler {
   #status = 0;
   #headers: Record<string, string | string[] | undefined> = {};
   #chunks: Buffer[] = [];
