@@ -72,6 +72,7 @@ export function createApi(
     auth,
     queue,
     timeoutMs: config.timeoutMs,
+    maxResponseBytes: config.maxResponseBytes,
     retry: {
       maxAttempts: config.maxAttempts,
       baseDelayMs: config.retryBaseDelayMs,
@@ -167,6 +168,8 @@ export async function runLocked(
     waitMs: opts.waitForLockMs,
     signal: opts.signal,
     onWait: (holder) => logger.info({ holder }, 'waiting for the warehouse lock'),
+    onInterrupted: (runs) =>
+      logger.warn({ runs }, 'runs left running by a process that ended (kill -9?): marked interrupted'),
   });
   const stop = new AbortController();
   setMaxListeners(0, stop.signal); // one listener per request in flight and per wait

@@ -11,6 +11,7 @@
 import { Command } from 'commander';
 import { isInterruption } from '../abort.ts';
 import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
+import { configSource } from '../config-sources.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 import { lastSuccessfulRun, runChecks } from '../quality/checks.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
@@ -62,8 +63,9 @@ export function scheduleCommand(): Command {
         const { default: cron } = await import('node-cron');
         const { serveMetrics, SyncMetrics } = await import('../sync/metrics.ts');
         if (!cron.validate(config.schedule)) {
+          // Named as given: `--cron`, GEO_SCHEDULE or the config file's key.
           throw new UsageError(
-            `GEO_SCHEDULE (schedule): "${config.schedule}" is not a valid cron expression`,
+            `${configSource(config, 'schedule')}: "${config.schedule}" is not a valid cron expression`,
           );
         }
         const logger = loggerFor(config);
@@ -192,9 +194,10 @@ export function scheduleCommand(): Command {
         await metricsServer?.close();
         signals.dispose();
         await api.close();
-        // A stop between runs is the scheduler's normal end; one that cut a run short is not.
-        if (lastCode === EXIT.interrupted) return EXIT.interrupted;
-        return lastCode === EXIT.failure ? EXIT.failure : EXIT.success;
+        // How the scheduler stopped, not how its last run went (that is in geo.sync_runs, the log
+        // and the metrics): SIGINT/SIGTERM between runs is a service manager's normal stop, 0; one
+        // that cut a run short is 130, as for every command (its unfinished units are redone).
+        return lastCode === EXIT.interrupted ? EXIT.interrupted : EXIT.success;
       }),
     );
 }

@@ -51,12 +51,17 @@ export interface BundleOptions {
 }
 
 const isNotFound = (e: unknown) => isGeoApiError(e) && e.code === 'NOT_FOUND';
-/** A response that does not match the schema: the server will answer the same again. */
-const isPermanentMismatch = (e: unknown) => isGeoApiError(e) && e.code === 'INVALID_RESPONSE' && !e.retryable;
+/**
+ * A response that does not match the schema, or one larger than GEO_MAX_RESPONSE_BYTES: the
+ * server will answer the same again, so the child is quarantined rather than the unit failed.
+ */
+const isPermanentMismatch = (e: unknown) =>
+  isGeoApiError(e) && ((e.code === 'INVALID_RESPONSE' && !e.retryable) || e.code === 'RESPONSE_TOO_LARGE');
 
 /**
  * Reads the children of a listed execution. The listed item is real data (spec 2.5: an execution
- * is returned even without an answer), so a child that answers 404 or a permanent mismatch never
+ * is returned even without an answer), so a child that answers 404, a permanent mismatch or a
+ * body over the size cap never
  * costs the execution: the child is reported in `unread` and the caller keeps what it stored.
  * Anything else (retries exhausted, 401/403) fails the read as before.
  */

@@ -224,6 +224,14 @@ export interface Warehouse {
   insertRun(run: SyncRunRow): Promise<void>;
   updateRun(run: SyncRunRow): Promise<void>;
   listRuns(limit: number): Promise<SyncRunRow[]>;
+  /**
+   * Marks every run still `running` as `interrupted`, its `error` saying `note` (who found it,
+   * when); returns their run IDs. Only for the holder of the exclusive lock: every run, worker
+   * attempt and enqueue writes and finishes its row while it holds the lock, so one still
+   * `running` then was ended without recording it (kill -9, a machine stopped). Fenced by the
+   * lock: if it was lost meanwhile, nothing is marked.
+   */
+  interruptAbandonedRuns(note: string): Promise<string[]>;
   insertRejects(rows: readonly RejectRow[]): Promise<Written>;
 
   /** Row count per data table. */

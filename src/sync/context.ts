@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import { ReadShortcuts } from '../extract/shortcuts.ts';
 import type { Warehouse, Written } from '../load/warehouse.ts';
+import { cutBelow, jsonDepthExceeds, MAX_STORED_JSON_DEPTH } from '../json-text.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
 import { Slots } from './slots.ts';
 import { GroupWriter } from './writer.ts';
@@ -134,7 +135,10 @@ export class RunContext {
       endpoint: r.endpoint,
       params: r.params as Json,
       reason: r.reason,
-      raw: (r.raw ?? null) as Json,
+      // Kept as JSON: a payload nested deeper than a JSON column takes is kept cut at that depth.
+      raw: (jsonDepthExceeds(r.raw, MAX_STORED_JSON_DEPTH)
+        ? cutBelow(r.raw, MAX_STORED_JSON_DEPTH)
+        : (r.raw ?? null)) as Json,
       seen_at: this.now().toISOString(),
     });
     this.logger.warn({ endpoint: r.endpoint, params: r.params, reason: r.reason }, 'record quarantined');

@@ -52,7 +52,7 @@ import {
   type Warehouse,
   type Written,
 } from '../warehouse.ts';
-import { storedRows } from '../text.ts';
+import { storedRows, storedText } from '../text.ts';
 import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
 import { CoreMigrationStore } from './migration-store.ts';
@@ -408,6 +408,15 @@ export class CoreWarehouse implements Warehouse {
     );
     // A run never inserted (e.g. its insert failed) is recorded now rather than lost.
     if (changed === 0) await this.insertRun(run!);
+  }
+  async interruptAbandonedRuns(note: string): Promise<string[]> {
+    const rows = await this.fenced((c) =>
+      c.rows<{ run_id: string }>(
+        `UPDATE geo.sync_runs SET status = 'interrupted', error = $1 WHERE status = 'running' RETURNING run_id`,
+        [storedText(note)],
+      ),
+    );
+    return rows.map((r) => r.run_id).sort();
   }
   listRuns(limit: number): Promise<Row.SyncRunRow[]> {
     return this.driver.connection((c) =>
