@@ -6,8 +6,12 @@
  *
  * - nightly_requests_per_execution: the scheduled run's requests / executions in its window.
  * - nightly_ratio: those requests / what a run that reads only the changed executions needs,
- *   computed from what the simulator changed: the run's own non-execution requests (scope, list
- *   pages, cross-checks, account data) + changed executions x the backfill's requests per execution.
+ *   computed from what the simulator changed, under the rules a run follows (issue 30): the run's
+ *   own non-execution requests (scope, list pages, account data) but task/prompts only for units
+ *   that no longer list a stored execution (none here: nothing is deleted), and per changed
+ *   execution the backfill's requests per execution read for its sources and legacy enrichments,
+ *   a screenshot request where its item names one, and a products request, but one per platform
+ *   task whose products are unsupported.
  * - resync_ratio: wall time of a re-sync (--force) of an unchanged day / its first sync.
  */
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
@@ -25,6 +29,9 @@ import { NIGHTLY } from './sizes.ts';
 
 /** Endpoints an execution's own reads use (children, legacy enrichment, prompt/detail). */
 const EXECUTION_ENDPOINT = /\/geo\/(prompt\/|task\/(detail|searches)$)/;
+const PRODUCTS = 'GET /api/v2/geo/prompt/products';
+const SCREENSHOT = 'GET /api/v2/geo/prompt/screenshot';
+const PROMPTS = 'GET /api/v2/geo/task/prompts';
 
 export interface NightlyResult {
   executions: number;
@@ -33,6 +40,10 @@ export interface NightlyResult {
   executionRequests: number;
   nonExecutionRequests: number;
   backfillRequestsPerExecution: number;
+  /** The backfill's requests per execution read besides products and screenshot. */
+  backfillOtherPerExecution: number;
+  /** task/prompts requests of the scheduled run (none needed: nothing was deleted). */
+  crossChecks: number;
   idealRequests: number;
   nightlyRequestsPerExecution: number;
   nightlyRatio: number;
@@ -135,24 +146,33 @@ export async function runNightly(rollupPairs = 0): Promise<NightlyResult> {
     sim.stats.reset();
     const [backfill] = await run('backfill', dates.slice(1), false);
     const b = split();
-    const backfillRequestsPerExecution = b.exec / Math.max(1, backfill.counters.executionsRead);
+    const backfillRead = Math.max(1, backfill.counters.executionsRead);
+    const backfillRequestsPerExecution = b.exec / backfillRead;
+    const at = (e: string) => sim.stats.byEndpoint[e] ?? 0;
+    const backfillOtherPerExecution = (b.exec - at(PRODUCTS) - at(SCREENSHOT)) / backfillRead;
 
     // The night: ~15% of the window's executions change.
     const all = items();
     const m = sim.world.mutations;
     let changed = 0;
+    /** What the ideal run asks of the changed executions besides their sources and legacy reads. */
+    let screenshots = 0;
+    let products = 0;
+    const unsupportedTasks = new Set<number>();
     all.forEach((e, i) => {
       if ((i * 2654435761) % 1000 >= NIGHTLY.changedShare * 1000) return;
       const kind = changed % 3;
-      if (kind === 0 && e.screenshot_url === null && m.takeScreenshot(e.prompt_task_id)) changed++;
-      else if (e.result_status === 'missing') {
-        m.setAnswer(e.prompt_task_id, `a late answer ${i}`);
-        changed++;
-      } else {
-        m.setAnswer(e.prompt_task_id, `an answer saved again ${i}`);
-        changed++;
-      }
+      let shot = e.screenshot_url !== null;
+      if (kind === 0 && e.screenshot_url === null && m.takeScreenshot(e.prompt_task_id)) shot = true;
+      else if (e.result_status === 'missing') m.setAnswer(e.prompt_task_id, `a late answer ${i}`);
+      else m.setAnswer(e.prompt_task_id, `an answer saved again ${i}`);
+      changed++;
+      if (shot) screenshots++;
+      const set = sim.world.products(e.prompt_task_id);
+      if (set.supported) products += Math.max(1, Math.ceil(set.cards.length / 100));
+      else unsupportedTasks.add(e.task_id);
     });
+    products += unsupportedTasks.size;
     m.renameMonitoringTask(sim.world.allPlatformTasks()[0]!.project_id, 'Renamed overnight');
 
     // The warehouse as the night finds it (closed, so the file holds everything).
@@ -162,7 +182,8 @@ export async function runNightly(rollupPairs = 0): Promise<NightlyResult> {
     const [nightly] = await run('schedule', dates, false);
     const n = split();
     const requests = sim.stats.total;
-    const ideal = n.other + changed * backfillRequestsPerExecution;
+    const crossChecks = at(PROMPTS);
+    const ideal = n.other - crossChecks + changed * backfillOtherPerExecution + screenshots + products;
 
     const rollups = rollupPairs > 0 ? { withMs: [] as number[], withoutMs: [] as number[], ratio: 0 } : null;
     for (let i = 0; i < rollupPairs; i++) {
@@ -183,6 +204,8 @@ export async function runNightly(rollupPairs = 0): Promise<NightlyResult> {
       executionRequests: n.exec,
       nonExecutionRequests: n.other,
       backfillRequestsPerExecution,
+      backfillOtherPerExecution,
+      crossChecks,
       idealRequests: ideal,
       nightlyRequestsPerExecution: requests / all.length,
       nightlyRatio: requests / ideal,

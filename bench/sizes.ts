@@ -33,6 +33,14 @@ export const NIGHTLY = {
   /** Nights run again with and without the per-day aggregates (what keeping them costs). */
   rollupPairs: SMOKE ? 1 : 5,
 };
+/** Issue 30's first read: ~1,060 executions over ~320 units (a run per day), and its nightly. */
+export const FIRST_READ = {
+  seed: 30,
+  days: SMOKE ? 4 : 8,
+  executionsPerDay: SMOKE ? 20 : 133,
+  lookbackDays: 3,
+  changedShare: 0.15,
+};
 /**
  * A year of a large account (issue 28): of 2,400 executions a day (the Done-when's account) and
  * of 10,000 (the target's); each query timed warm `runs` times, `beforeRuns` against the old views.

@@ -28,6 +28,7 @@ export function registerConfigSecrets(config: Config): void {
   registerSecret(config.apiKey);
   registerSecret(config.password);
   for (const p of urlPasswords(config.warehouse)) registerSecret(p);
+  for (const p of urlPasswords(config.lockUrl ?? '')) registerSecret(p);
 }
 
 /**
@@ -71,6 +72,7 @@ export function createApi(
     auth,
     queue,
     timeoutMs: config.timeoutMs,
+    maxResponseBytes: config.maxResponseBytes,
     retry: {
       maxAttempts: config.maxAttempts,
       baseDelayMs: config.retryBaseDelayMs,
@@ -117,6 +119,7 @@ export async function openMigratedWarehouse(
   const warehouse = await openWarehouse(config.warehouse, {
     logger,
     duckdb: config.duckdb,
+    ...(config.lockUrl ? { lockUrl: config.lockUrl } : {}),
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
@@ -165,6 +168,8 @@ export async function runLocked(
     waitMs: opts.waitForLockMs,
     signal: opts.signal,
     onWait: (holder) => logger.info({ holder }, 'waiting for the warehouse lock'),
+    onInterrupted: (runs) =>
+      logger.warn({ runs }, 'runs left running by a process that ended (kill -9?): marked interrupted'),
   });
   const stop = new AbortController();
   setMaxListeners(0, stop.signal); // one listener per request in flight and per wait

@@ -4,10 +4,19 @@
  * over both. Every problem is reported at once, one line each, naming the environment variable
  * and the file key, and what is expected. The documented example is config/geo-sync.example.json.
  */
+import { constants } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { credentialProblem } from './api/header-value.ts';
+import { ConfigSources, rememberSources } from './config-sources.ts';
 import { warehouseTargetProblem } from './load/target.ts';
 import { maskUrlPassword } from './redact.ts';
+
+/**
+ * The longest body that still converts to one string: V8's limit in UTF-16 units, which a UTF-8
+ * body of that many bytes never exceeds.
+ */
+const MAX_STRING_BYTES = constants.MAX_STRING_LENGTH;
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);
 /** A size in DuckDB's syntax; nothing else can reach the SET statements it goes into. */
@@ -22,13 +31,27 @@ const CronExpr = z
   .trim()
   .refine((s) => [5, 6].includes(s.split(/\s+/).length), 'expected a cron expression of 5 or 6 fields');
 
+/**
+ * A credential: never blank, and nothing an HTTP header or a login cannot carry (a key read from
+ * a file saved with Windows line endings ends in CR). The message names the character, never
+ * the value.
+ */
+const credential = (inHeader: boolean) =>
+  z
+    .string()
+    .min(1)
+    .superRefine((text, ctx) => {
+      const problem = credentialProblem(text, inHeader);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
+
 export const ConfigSchema = z.strictObject({
   /** Base URL of the API, e.g. https://geo.example.com. Unset: `sync` refuses; `demo` uses its simulator. */
   baseUrl: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
   /** API key (Authorization: Bearer). Or email + password to log in. */
-  apiKey: z.string().min(1).optional(),
-  email: z.string().min(1).optional(),
-  password: z.string().min(1).optional(),
+  apiKey: credential(true).optional(),
+  email: credential(false).optional(),
+  password: credential(false).optional(),
   /** `duckdb:<file path>` or a `postgres://` URL. @default duckdb:./data/geo-sync.duckdb */
   warehouse: z
     .string()
@@ -38,6 +61,27 @@ export const ConfigSchema = z.strictObject({
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
     .default('duckdb:./data/geo-sync.duckdb'),
+  /**
+   * PostgreSQL only: where the warehouse lock is held, when GEO_WAREHOUSE goes through a
+   * connection pooler in transaction mode (PgBouncer, a hosted service's pooler): a `postgres://`
+   * URL of the same database that reaches PostgreSQL directly (or through session pooling).
+   * @default the warehouse URL
+   */
+  lockUrl: z
+    .string()
+    .superRefine((text, ctx) => {
+      if (!/^postgres(ql)?:\/\//i.test(text.trim())) {
+        ctx.addIssue({ code: 'custom', message: 'expected a postgres:// URL of the warehouse database' });
+        return;
+      }
+      const problem = warehouseTargetProblem(text);
+      if (problem)
+        ctx.addIssue({
+          code: 'custom',
+          message: problem.replace('expected duckdb:<file path> or a postgres:// URL: ', ''),
+        });
+    })
+    .optional(),
   /** DuckDB warehouses only: how the database engine may use the machine. */
   duckdb: z
     .strictObject({
@@ -59,6 +103,17 @@ export const ConfigSchema = z.strictObject({
   requestsPerSecond: positiveInt(100_000).default(20),
   /** Per-request timeout (headers and body), ms. @default 30000 */
   timeoutMs: positiveInt(600_000).default(30_000),
+  /**
+   * The largest response body accepted, bytes: a larger one fails its request at once
+   * (RESPONSE_TOO_LARGE, not retried) without being held in memory. At most 512 MiB, the longest
+   * text Node can hold. @default 67108864 (64 MiB)
+   */
+  maxResponseBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(MAX_STRING_BYTES)
+    .default(64 * 1024 * 1024),
   /** Attempts per request, the first included (retry budget). @default 6 */
   maxAttempts: positiveInt(50).default(6),
   /** First backoff step, ms (exponential, full jitter). @default 250 */
@@ -115,7 +170,7 @@ export const ConfigSchema = z.strictObject({
       diagnosis: z.boolean().default(true),
       /** Balance snapshot and deduction records (2+ requests per run). */
       finance: z.boolean().default(true),
-      /** task/prompts as a cross-check of task/results counts (1 request per unit). */
+      /** task/prompts as a cross-check of task/results before a unit deletes (1 request per unit where a deletion is at stake). */
       crossCheck: z.boolean().default(true),
     })
     .prefault({}),
@@ -132,10 +187,12 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_EMAIL: { key: 'email', kind: 'string' },
   GEO_PASSWORD: { key: 'password', kind: 'string' },
   GEO_WAREHOUSE: { key: 'warehouse', kind: 'string' },
+  GEO_LOCK_URL: { key: 'lockUrl', kind: 'string' },
   GEO_CUSTOMERS: { key: 'customers', kind: 'intList' },
   GEO_CONCURRENCY: { key: 'concurrency', kind: 'int' },
   GEO_REQUESTS_PER_SECOND: { key: 'requestsPerSecond', kind: 'int' },
   GEO_TIMEOUT_MS: { key: 'timeoutMs', kind: 'int' },
+  GEO_MAX_RESPONSE_BYTES: { key: 'maxResponseBytes', kind: 'int' },
   GEO_MAX_ATTEMPTS: { key: 'maxAttempts', kind: 'int' },
   GEO_RETRY_BASE_DELAY_MS: { key: 'retryBaseDelayMs', kind: 'int' },
   GEO_RETRY_MAX_DELAY_MS: { key: 'retryMaxDelayMs', kind: 'int' },
@@ -161,8 +218,6 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_ENRICH_FINANCE: { key: 'enrich.finance', kind: 'bool' },
   GEO_ENRICH_CROSS_CHECK: { key: 'enrich.crossCheck', kind: 'bool' },
 };
-
-const ENV_OF_KEY = new Map(Object.entries(ENV_VARS).map(([env, { key }]) => [key, env]));
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -227,10 +282,30 @@ function setPath(obj: Record<string, unknown>, path: string, value: unknown): vo
 
 export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
-  /** A JSON config file; default GEO_CONFIG. */
+  /** A JSON config file (the `--config` flag); default GEO_CONFIG. */
   file?: string | undefined;
   /** Command-line values, already typed (they win over everything). */
   overrides?: Partial<Record<string, unknown>>;
+  /** The flag that gave each override (`concurrency` -> `--concurrency`), for naming it. */
+  overrideFlags?: Readonly<Record<string, string>>;
+}
+
+/** The config file's object, or undefined (its problem pushed). */
+function readConfigFile(file: string, problems: string[]): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+      const input = parsed as Record<string, unknown>;
+      delete input.$comment;
+      return input;
+    }
+    problems.push(`config file ${file}: expected a JSON object`);
+  } catch (e) {
+    problems.push(
+      `config file ${file}: ${(e as Error).message} (fix the file or the GEO_CONFIG / --config path)`,
+    );
+  }
+  return undefined;
 }
 
 /** Loads, merges and validates; throws ConfigError listing every problem. */
@@ -238,58 +313,57 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   const env = opts.env ?? process.env;
   const problems: string[] = [];
   let input: Record<string, unknown> = {};
+  // Where each value came from, so a problem names what the user set (a flag wins over GEO_*,
+  // which wins over the file).
+  const sources = new ConfigSources();
 
   const file = opts.file ?? env.GEO_CONFIG;
+  const fileWhere = opts.file ? `--config ${opts.file}` : `GEO_CONFIG file ${file}`;
   if (file) {
-    try {
-      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        problems.push(`config file ${file}: expected a JSON object`);
-      } else {
-        input = parsed as Record<string, unknown>;
-        delete input.$comment;
-      }
-    } catch (e) {
-      problems.push(
-        `config file ${file}: ${(e as Error).message} (fix the file or the GEO_CONFIG / --config path)`,
-      );
-    }
+    input = readConfigFile(file, problems) ?? {};
+    sources.setFile(input, fileWhere);
   }
-
   for (const [name, { key, kind }] of Object.entries(ENV_VARS)) {
     const text = env[name];
     if (text === undefined || text === '') continue;
     const value = readEnvValue(name, kind, text, problems);
-    if (value !== undefined) setPath(input, key, value);
+    if (value === undefined) continue;
+    setPath(input, key, value);
+    sources.set(key, `${name} (${key})`);
   }
-  // Where a value came from, so a problem names what the user set: a flag wins over GEO_*.
-  const overridden = new Set<string>();
   for (const [key, value] of Object.entries(opts.overrides ?? {})) {
     if (value === undefined) continue;
     setPath(input, key, value);
-    overridden.add(key);
+    const flag = opts.overrideFlags?.[key];
+    sources.set(key, flag ? `${flag} (${key})` : `${key} (as given on the command line or in overrides)`);
   }
 
   const result = ConfigSchema.safeParse(input);
   if (!result.success) {
     for (const issue of result.error.issues) {
       const key = issue.path.join('.');
-      const envName = ENV_OF_KEY.get(key);
-      const where = overridden.has(String(issue.path[0] ?? ''))
-        ? `${key} (as given on the command line or in overrides)`
-        : envName
-          ? `${envName} (${key})`
-          : key || 'config';
-      // Never echo a secret's value back.
+      const where = key ? (sources.of(key) ?? key) : file ? fileWhere : 'config';
+      // Never echo a secret's value back: no message of the schema quotes the value.
       problems.push(`${where}: ${issue.message}`);
     }
   }
   if (problems.length) throw new ConfigError(problems);
   const config = result.data!;
+  // The other half named where it was set: GEO_EMAIL, or the file's key or the flag.
+  const named = (key: string, env: string) => {
+    const source = sources.of(key);
+    return !source || source.startsWith(`${env} `) ? env : source;
+  };
   if (config.email && !config.password)
-    problems.push('GEO_PASSWORD (password): required when GEO_EMAIL is set');
-  if (config.password && !config.email) problems.push('GEO_EMAIL (email): required when GEO_PASSWORD is set');
+    problems.push(`GEO_PASSWORD (password): required when ${named('email', 'GEO_EMAIL')} is set`);
+  if (config.password && !config.email)
+    problems.push(`GEO_EMAIL (email): required when ${named('password', 'GEO_PASSWORD')} is set`);
+  if (config.lockUrl && !/^postgres(ql)?:\/\//i.test(config.warehouse.trim()))
+    problems.push(
+      `${sources.of('lockUrl') ?? 'GEO_LOCK_URL (lockUrl)'}: only for a PostgreSQL warehouse (${named('warehouse', 'GEO_WAREHOUSE')} is DuckDB, whose lock is a file); unset it`,
+    );
   if (problems.length) throw new ConfigError(problems);
+  rememberSources(config, sources);
   return config;
 }
 
@@ -298,6 +372,7 @@ export function redactedConfig(config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const k of SECRET_KEYS) if (out[k] !== undefined) out[k] = '[REDACTED]';
   out.warehouse = maskUrlPassword(config.warehouse);
+  if (config.lockUrl !== undefined) out.lockUrl = maskUrlPassword(config.lockUrl);
   return out;
 }
 

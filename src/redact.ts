@@ -17,20 +17,21 @@ let ordered: string[] = [];
 
 /**
  * Registers a secret value so it is scrubbed from every log line and error line. Any length
- * counts (a short password is still a password); the empty string is no secret (and replacing
- * it would cut every line apart), nor is anything that is not text.
+ * counts (a short password is still a password); the empty string and blanks only are no secret
+ * (replacing them would cut every line apart, the error saying the key is blank first), nor is
+ * anything that is not text.
  */
 export function registerSecret(value: unknown): void {
-  if (typeof value !== 'string' || value === '' || secretValues.has(value)) return;
+  if (typeof value !== 'string' || value.trim() === '' || secretValues.has(value)) return;
   secretValues.add(value);
   ordered = byLengthDescending(secretValues);
 }
 
 function byLengthDescending(values: Iterable<string>): string[] {
-  return [...values].filter((s) => s !== '').sort((a, b) => b.length - a.length);
+  return [...values].filter((s) => s.trim() !== '').sort((a, b) => b.length - a.length);
 }
 
-/** `text` with each of `secrets` replaced by [REDACTED], longest first (empty strings ignored). */
+/** `text` with each of `secrets` replaced by [REDACTED], longest first (blank ones ignored). */
 export function scrubWith(text: string, secrets: Iterable<string>): string {
   return replaceEach(text, byLengthDescending(secrets));
 }

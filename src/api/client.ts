@@ -71,6 +71,7 @@ import {
   LegacyTaskDetail,
 } from './schemas/legacy.ts';
 import { Transport } from './transport.ts';
+import { MAX_STORED_JSON_DEPTH } from '../json-text.ts';
 
 export type { AuthOptions } from './auth.ts';
 export type { RejectedRecord } from './decode.ts';
@@ -87,6 +88,11 @@ export interface GeoClientOptions {
   queue?: RequestQueue;
   /** Per attempt, headers and body. @default 30000 */
   timeoutMs?: number;
+  /**
+   * A response body longer than this fails its request at once (RESPONSE_TOO_LARGE, not retried),
+   * without being held in memory. @default 64 MiB
+   */
+  maxResponseBytes?: number;
   retry?: RetryOptions;
   /** Receives list items that failed validation; without it such an item fails the call. */
   onReject?: (r: RejectedRecord) => void;
@@ -203,6 +209,7 @@ export class GeoClient {
       baseUrl: opts.baseUrl,
       dispatcher: opts.dispatcher,
       connections: this.queue.maxConcurrency,
+      ...(opts.maxResponseBytes !== undefined ? { maxResponseBytes: opts.maxResponseBytes } : {}),
     });
     this.#maxPages = opts.maxPages;
     this.#executor = new Executor({
@@ -595,7 +602,9 @@ function productsPage(b: unknown, ctx: DecodeContext): FetchedPage<ProductsPage>
   // `data.products` but without the `data.` prefix: inside `data` and beside it are both
   // honest readings, so both are accepted; `data` wins when a server sends both.
   const page: ProductsPage = {
-    items: decodeItems(ProductCard, d.products, 'data.products', ctx),
+    // Cards are stored whole (product_cards.card): one nested too deep for a JSON column is
+    // quarantined by itself.
+    items: decodeItems(ProductCard, d.products, 'data.products', ctx, { maxDepth: MAX_STORED_JSON_DEPTH }),
     current_page: d.current_page,
     last_page: d.last_page,
     total: d.total,

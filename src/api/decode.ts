@@ -10,6 +10,7 @@
  *   are returned. Nothing is dropped silently: without `onReject` the bad item throws.
  */
 import type { z } from 'zod';
+import { cutBelow, jsonDepthExceeds } from '../json-text.ts';
 import type { EndpointId } from './endpoints.ts';
 import { InvalidResponseError } from './errors.ts';
 
@@ -75,17 +76,23 @@ export function decodeItems<S extends z.ZodType>(
   items: readonly unknown[],
   at: string,
   ctx: DecodeContext,
+  /** Items stored whole as JSON: one nested deeper than this is refused (json-text.ts). */
+  opts: { maxDepth?: number } = {},
 ): z.output<S>[] {
   const out: z.output<S>[] = [];
   items.forEach((item, i) => {
-    const r = schema.safeParse(item);
-    if (r.success) {
+    const tooDeep = opts.maxDepth !== undefined && jsonDepthExceeds(item, opts.maxDepth);
+    const r = tooDeep ? null : schema.safeParse(item);
+    if (r?.success) {
       out.push(r.data);
       return;
     }
-    const issue = r.error.issues[0];
+    const issue = r?.error.issues[0];
     const inner = issue ? formatPath(issue.path) : '';
-    const message = issue?.message ?? 'does not match the schema';
+    const message = tooDeep
+      ? `nested deeper than ${opts.maxDepth} levels, the deepest JSON geo-sync stores`
+      : (issue?.message ?? 'does not match the schema');
+    if (tooDeep) item = cutBelow(item, opts.maxDepth!);
     if (!ctx.onReject) {
       throw new InvalidResponseError({
         endpoint: ctx.endpoint,

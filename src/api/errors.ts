@@ -16,6 +16,8 @@ export type GeoErrorCode =
   | 'NETWORK'
   | 'TIMEOUT'
   | 'INVALID_RESPONSE'
+  | 'RESPONSE_TOO_LARGE'
+  | 'INVALID_REQUEST'
   | 'PAGE_LOOP';
 
 export interface GeoErrorContext {
@@ -189,6 +191,37 @@ export class InvalidResponseError extends GeoApiError {
   }
 }
 
+/**
+ * The answer's body passed the size cap (GEO_MAX_RESPONSE_BYTES), or was too large to read as
+ * text: the attempt was aborted without holding the body. Not retryable: the server would send
+ * the same body again.
+ */
+export class ResponseTooLargeError extends GeoApiError {
+  readonly code = 'RESPONSE_TOO_LARGE' as const;
+  readonly retryable = false;
+  readonly limitBytes: number | undefined;
+  constructor(ctx: GeoErrorContext & { limitBytes?: number | undefined; detail: string }) {
+    super(
+      `response too large (${ctx.detail}${ctx.limitBytes !== undefined ? `; limit ${mebibytes(ctx.limitBytes)}, GEO_MAX_RESPONSE_BYTES` : ''})`,
+      ctx,
+    );
+    this.limitBytes = ctx.limitBytes;
+  }
+}
+
+/**
+ * The HTTP client refused to send the request (undici's UND_ERR_INVALID_ARG and the like: a
+ * header value with CR or LF). Not retryable: the same request is refused again. The message
+ * names what was refused, never a header's value.
+ */
+export class InvalidRequestError extends GeoApiError {
+  readonly code = 'INVALID_REQUEST' as const;
+  readonly retryable = false;
+  constructor(ctx: GeoErrorContext & { detail: string }) {
+    super(`request not sent (${ctx.detail})`, ctx);
+  }
+}
+
 /** A paginator saw the same page twice, or pages that never end. */
 export class PageLoopError extends GeoApiError {
   readonly code = 'PAGE_LOOP' as const;
@@ -196,6 +229,11 @@ export class PageLoopError extends GeoApiError {
   constructor(ctx: GeoErrorContext & { detail: string }) {
     super(`loop detected in pagination (${ctx.detail})`, ctx);
   }
+}
+
+function mebibytes(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return Number.isInteger(mib) ? `${mib} MiB` : `${bytes} bytes`;
 }
 
 function seconds(ms: number): string {

@@ -241,7 +241,7 @@ export class Executor {
       if (!(e instanceof TransportFailure)) throw e;
       return {
         error: errorForFailure(e, ctx, req.timeoutMs),
-        outcome: e.kind === 'timeout' ? { kind: 'timeout' } : { kind: 'network', code: e.code },
+        outcome: e.kind === 'network' ? { kind: 'network', code: e.code } : { kind: e.kind },
       };
     }
     d.logger.debug({ endpoint: ctx.endpoint, status: res.status }, 'response');

@@ -8,10 +8,12 @@ import {
   BadRequestError,
   ForbiddenError,
   type GeoApiError,
+  InvalidRequestError,
   InvalidResponseError,
   NetworkError,
   NotFoundError,
   RateLimitedError,
+  ResponseTooLargeError,
   ServerError,
   TimeoutError,
   UnauthorizedError,
@@ -84,7 +86,17 @@ export function errorForFailure(
   ctx: Pick<ErrorContext, 'endpoint' | 'params'>,
   timeoutMs: number,
 ): GeoApiError {
-  return f.kind === 'timeout'
-    ? new TimeoutError({ endpoint: ctx.endpoint, params: ctx.params, timeoutMs, cause: f })
-    : new NetworkError({ endpoint: ctx.endpoint, params: ctx.params, cause: f.cause ?? f });
+  const base = { endpoint: ctx.endpoint, params: ctx.params };
+  switch (f.kind) {
+    case 'timeout':
+      return new TimeoutError({ ...base, timeoutMs, cause: f });
+    case 'too-large':
+      return new ResponseTooLargeError({ ...base, detail: f.message, limitBytes: f.limitBytes, cause: f });
+    case 'invalid-request':
+      // undici's own message names the option or header ("invalid authorization header"), and
+      // the transport's names the header: neither holds its value.
+      return new InvalidRequestError({ ...base, detail: f.message, cause: f });
+    case 'network':
+      return new NetworkError({ ...base, cause: f.cause ?? f });
+  }
 }

@@ -17,6 +17,8 @@ export type AttemptOutcome =
   | { readonly kind: 'status'; readonly status: number }
   | { readonly kind: 'network'; readonly code: string | undefined }
   | { readonly kind: 'timeout' }
+  | { readonly kind: 'too-large' }
+  | { readonly kind: 'invalid-request' }
   | { readonly kind: 'unparseable-body' }
   | { readonly kind: 'schema-mismatch' };
 
@@ -27,6 +29,8 @@ export type OutcomeMatcher =
   | { readonly networkCodes: readonly string[] }
   | { readonly anyNetworkError: true }
   | { readonly timeout: true }
+  | { readonly tooLarge: true }
+  | { readonly invalidRequest: true }
   | { readonly unparseableBody: true }
   | { readonly schemaMismatch: true };
 
@@ -50,6 +54,20 @@ export const RETRYABLE_NETWORK_CODES = [
   'EAI_AGAIN',
   'ENETUNREACH',
   'EHOSTUNREACH',
+] as const;
+
+/**
+ * Codes of a request the HTTP client refused before sending it (an option or header value it will
+ * not send, such as a key with CR or LF): the same request is refused again, however often.
+ */
+export const CLIENT_REFUSAL_CODES = [
+  'UND_ERR_INVALID_ARG',
+  'UND_ERR_NOT_SUPPORTED',
+  'UND_ERR_INVALID_RETURN_VALUE',
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_ARG_VALUE',
+  'ERR_INVALID_CHAR',
+  'ERR_INVALID_HTTP_TOKEN',
 ] as const;
 
 /** Error codes undici and Node use for timeouts; they read as the `timeout` outcome. */
@@ -120,6 +138,12 @@ export const RETRY_TABLE: readonly RetryRule[] = [
     why: 'an unexpected informational or redirect status: the client does not follow redirects',
   },
   {
+    label: 'request refused by the client',
+    when: { invalidRequest: true },
+    action: 'fail',
+    why: 'the HTTP client refused to send it (UND_ERR_INVALID_ARG: a header value with CR or LF): the same request is refused again',
+  },
+  {
     label: 'network reset/refused',
     when: { networkCodes: RETRYABLE_NETWORK_CODES },
     action: 'retry',
@@ -144,6 +168,12 @@ export const RETRY_TABLE: readonly RetryRule[] = [
     why: 'no complete answer in time (headers or body); a slow moment, usually',
   },
   {
+    label: 'body over the size cap',
+    when: { tooLarge: true },
+    action: 'fail',
+    why: 'an answer larger than GEO_MAX_RESPONSE_BYTES: the server sends the same body again, and holding it could exhaust memory',
+  },
+  {
     label: 'unparseable body',
     when: { unparseableBody: true },
     action: 'retry',
@@ -165,6 +195,12 @@ function matches(when: OutcomeMatcher, o: AttemptOutcome): boolean {
     return o.kind === 'network' && o.code !== undefined && when.networkCodes.includes(o.code);
   if ('anyNetworkError' in when) return o.kind === 'network';
   if ('timeout' in when) return o.kind === 'timeout';
+  if ('tooLarge' in when) return o.kind === 'too-large';
+  if ('invalidRequest' in when)
+    return (
+      o.kind === 'invalid-request' ||
+      (o.kind === 'network' && (CLIENT_REFUSAL_CODES as readonly (string | undefined)[]).includes(o.code))
+    );
   if ('unparseableBody' in when) return o.kind === 'unparseable-body';
   return o.kind === 'schema-mismatch';
 }

@@ -9,8 +9,9 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
 import { createLogger, scrubSecrets } from '../log.ts';
 import { EXIT } from '../sync/exit-codes.ts';
+import { ExportDirLockedError } from '../export/lock.ts';
 import { LockHeldError } from '../sync/lock.ts';
-import { addDays, shanghaiYesterday } from '../time.ts';
+import { addDays, shanghaiDay, shanghaiYesterday } from '../time.ts';
 
 export function parseDay(value: string): string {
   if (!isCalendarDay(value)) throw new InvalidArgumentError(`expected a day as YYYY-MM-DD, got "${value}"`);
@@ -35,6 +36,18 @@ export function weekRange(opts: { from?: string | undefined; to?: string | undef
 export function checkDayOrder(from: string | undefined, to: string | undefined): void {
   if (from && to && from > to)
     throw new UsageError(`--from ${from} is after --to ${to}; give --from <= --to`);
+}
+
+/**
+ * A day after today in Asia/Shanghai is bad usage for a run: nothing of it exists upstream yet, and
+ * its units would be checkpointed as finished (empty), so the day would never be read once it came.
+ */
+export function checkNotAfterToday(flag: string, day: string, now: Date = new Date()): void {
+  const today = shanghaiDay(now);
+  if (day > today)
+    throw new UsageError(
+      `${flag} ${day} is after today (${today} in Asia/Shanghai): a day to come has nothing to sync yet; give a day up to today`,
+    );
 }
 
 export function parseId(value: string): number {
@@ -110,9 +123,23 @@ export interface CommonOpts {
   logFormat?: string;
 }
 
+/** The flag behind each config key a command may set, so a problem names the flag given. */
+const FLAG_OF_KEY: Readonly<Record<string, string>> = {
+  baseUrl: '--base-url',
+  warehouse: '--warehouse',
+  concurrency: '--concurrency',
+  requestsPerSecond: '--requests-per-second',
+  logLevel: '--log-level',
+  logFormat: '--log-format',
+  customers: '--customer',
+  schedule: '--cron',
+  lookbackDays: '--lookback-days',
+};
+
 export function configFrom(opts: CommonOpts, extra: Record<string, unknown> = {}): Config {
   const config = loadConfig({
     file: opts.config,
+    overrideFlags: FLAG_OF_KEY,
     overrides: {
       baseUrl: opts.baseUrl,
       warehouse: opts.warehouse,
@@ -147,6 +174,10 @@ export function exitOnError(e: unknown, command?: Command): never {
     process.exit(EXIT.usage);
   }
   if (e instanceof LockHeldError) {
+    process.stderr.write(`${e.message}\n`);
+    process.exit(EXIT.locked);
+  }
+  if (e instanceof ExportDirLockedError) {
     process.stderr.write(`${e.message}\n`);
     process.exit(EXIT.locked);
   }

@@ -10,6 +10,7 @@ interface ExportOpts extends CommonOpts {
   from?: string;
   to?: string;
   tables?: string;
+  csvSafe: boolean;
 }
 
 export function exportCommand(): Command {
@@ -24,9 +25,18 @@ export function exportCommand(): Command {
     .option('--from <day>', 'first day of the day-partitioned tables (YYYY-MM-DD)', parseDay)
     .option('--to <day>', 'last day of the day-partitioned tables (YYYY-MM-DD)', parseDay)
     .option('--tables <list>', 'comma-separated tables (default: every data table)')
+    .option(
+      '--csv-safe',
+      "CSV for spreadsheets: a text cell beginning with =, +, -, @, a tab or a carriage return gets a leading ' so it is not run as a formula (the values then differ from the warehouse's)",
+      false,
+    )
     .action(
       action(async (opts: ExportOpts) => {
         checkDayOrder(opts.from, opts.to);
+        if (opts.csvSafe && opts.format !== 'csv')
+          throw new UsageError(
+            `--csv-safe applies to --format csv only (a Parquet file keeps every value as it is); drop it or use --format csv`,
+          );
         let tables;
         try {
           tables = parseTables(opts.tables);
@@ -40,6 +50,8 @@ export function exportCommand(): Command {
           format: opts.format,
           tables,
           range: { from: opts.from, to: opts.to },
+          csvSafe: opts.csvSafe,
+          onNote: (message) => process.stderr.write(`note: ${message}\n`),
         });
         for (const w of written) {
           const days = w.days
@@ -48,6 +60,12 @@ export function exportCommand(): Command {
           process.stdout.write(`${w.table}: ${w.rows} rows${days}\n`);
         }
         process.stdout.write(`exported ${written.length} table(s) as ${opts.format} to ${opts.out}\n`);
+        // The values are written exactly as stored, which a data lake needs; a spreadsheet may run
+        // some of them (README, "Export to Parquet or CSV").
+        if (opts.format === 'csv' && !opts.csvSafe)
+          process.stderr.write(
+            'note: cells are written as the API gave them; a spreadsheet runs a cell beginning with =, +, - or @ as a formula: export with --csv-safe for files meant for a spreadsheet\n',
+          );
       }),
     );
 }

@@ -1,6 +1,7 @@
 /** `geo-sync report`: an offline HTML report with charts, from either warehouse. */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { openMigratedWarehouse } from '../app.ts';
 import {
@@ -19,6 +20,25 @@ interface ReportOpts extends CommonOpts {
   from?: string;
   to?: string;
   customer?: number[];
+}
+
+/**
+ * Writes `text` beside `path` and renames it into place: whoever opens the report (a browser, a
+ * mail, a shared drive's sync) sees the previous file or the new one whole, never a truncated
+ * one, and a write that fails (disk full, killed) leaves the previous file as it was.
+ */
+async function writeAside(path: string, text: string): Promise<void> {
+  const aside = join(
+    dirname(path),
+    `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  );
+  try {
+    await writeFile(aside, text);
+    await rename(aside, path);
+  } catch (e) {
+    await rm(aside, { force: true });
+    throw e;
+  }
 }
 
 export function reportCommand(): Command {
@@ -45,7 +65,7 @@ export function reportCommand(): Command {
         }
         const out = resolve(opts.out);
         await mkdir(dirname(out), { recursive: true });
-        await writeFile(out, html);
+        await writeAside(out, html);
         process.stdout.write(`report written to ${out} (${Math.round(html.length / 1024)} KB)\n`);
       }),
     );

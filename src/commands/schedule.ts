@@ -11,8 +11,9 @@
 import { Command } from 'commander';
 import { isInterruption } from '../abort.ts';
 import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
+import { configSource } from '../config-sources.ts';
 import type { Warehouse } from '../load/warehouse.ts';
-import { runChecks } from '../quality/checks.ts';
+import { lastSuccessfulRun, runChecks } from '../quality/checks.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
 import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
@@ -62,8 +63,9 @@ export function scheduleCommand(): Command {
         const { default: cron } = await import('node-cron');
         const { serveMetrics, SyncMetrics } = await import('../sync/metrics.ts');
         if (!cron.validate(config.schedule)) {
+          // Named as given: `--cron`, GEO_SCHEDULE or the config file's key.
           throw new UsageError(
-            `GEO_SCHEDULE (schedule): "${config.schedule}" is not a valid cron expression`,
+            `${configSource(config, 'schedule')}: "${config.schedule}" is not a valid cron expression`,
           );
         }
         const logger = loggerFor(config);
@@ -71,8 +73,17 @@ export function scheduleCommand(): Command {
         const api = createApi(config, logger, { signal: signals.signal });
         // Opened once at start so a bad target or a failed migration shows at once, then closed:
         // between runs the warehouse is not held, so a BI tool can open the DuckDB file.
-        await (await openMigratedWarehouse(config, logger)).close();
+        // The lock's connection is checked too: a transaction pooler without GEO_LOCK_URL is
+        // refused now (exit 2), not at 04:30.
         const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
+        const first = await openMigratedWarehouse(config, logger);
+        try {
+          await first.prepareLock();
+          // The last success as the warehouse knows it, so a restart does not reset it to never.
+          metrics?.setLastSuccess(await lastSuccessfulRun(first));
+        } finally {
+          await first.close();
+        }
         let metricsServer: MetricsServer | null = null;
         if (metrics) {
           try {
@@ -183,9 +194,10 @@ export function scheduleCommand(): Command {
         await metricsServer?.close();
         signals.dispose();
         await api.close();
-        // A stop between runs is the scheduler's normal end; one that cut a run short is not.
-        if (lastCode === EXIT.interrupted) return EXIT.interrupted;
-        return lastCode === EXIT.failure ? EXIT.failure : EXIT.success;
+        // How the scheduler stopped, not how its last run went (that is in geo.sync_runs, the log
+        // and the metrics): SIGINT/SIGTERM between runs is a service manager's normal stop, 0; one
+        // that cut a run short is 130, as for every command (its unfinished units are redone).
+        return lastCode === EXIT.interrupted ? EXIT.interrupted : EXIT.success;
       }),
     );
 }

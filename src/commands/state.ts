@@ -87,7 +87,9 @@ function showCommand(): Command {
 
 function resetCommand(): Command {
   return withCommonOptions(new Command('reset'))
-    .description('forget the checkpoints of the units of --from..--to so the next run re-reads them')
+    .description(
+      'forget the checkpoints (and change-detection fingerprints) of the units of --from..--to so the next run re-reads them whole',
+    )
     .requiredOption('--from <YYYY-MM-DD>', 'first day', parseDay)
     .requiredOption('--to <YYYY-MM-DD>', 'last day (inclusive)', parseDay)
     .option('--task <id>', 'only this platform task (task_id); repeatable or comma-separated', collectIds)
@@ -102,13 +104,15 @@ function resetCommand(): Command {
           const tasks = opts.task ?? [];
           const r = await warehouse.forgetUnits(opts.from, opts.to, tasks);
           const scope = `${opts.from} .. ${opts.to}${tasks.length ? ` for task_id ${tasks.join(', ')}` : ''}`;
-          if (r.checkpoints.length === 0 && r.failures === 0) {
+          if (r.checkpoints.length === 0 && r.failures === 0 && r.fingerprints === 0) {
             process.stdout.write(`nothing to forget: no checkpoint or failure recorded in ${scope}\n`);
             return;
           }
           process.stdout.write(
-            `forgot ${r.checkpoints.length} checkpoint(s) and ${r.failures} failure record(s) in ${scope}; ` +
-              'the next run covering these days re-reads these units (their rows stay until then):\n',
+            `forgot ${r.checkpoints.length} checkpoint(s) and ${r.failures} failure record(s) in ${scope}, ` +
+              `and the change-detection fingerprints of ${r.fingerprints} execution(s); ` +
+              'the next run covering these days re-reads these units and every child of their executions ' +
+              '(their rows stay until then):\n',
           );
           for (const u of r.checkpoints) process.stdout.write(`  task_id=${u.task_id} date=${u.date}\n`);
         } finally {

@@ -1,9 +1,11 @@
 /** `geo-sync sync` and `geo-sync backfill`: one planner, one run, a summary, an exit code. */
+import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../app.ts';
+import type { Logger } from 'pino';
+import { createApi, openMigratedWarehouse, runLocked, UsageError, type Api } from '../app.ts';
 import type { Config } from '../config.ts';
 import { resolveScope } from '../extract/scope.ts';
-import { openWarehouse } from '../load/index.ts';
+import { openWarehouse, parseWarehouseTarget } from '../load/index.ts';
 import { VIEWS_VERSION } from '../load/migrate.ts';
 import { exitCodeOf } from '../sync/exit-codes.ts';
 import {
@@ -30,6 +32,7 @@ import {
   withCommonOptions,
   type CommonOpts,
   checkDayOrder,
+  checkNotAfterToday,
 } from './common.ts';
 
 interface SyncOpts extends CommonOpts {
@@ -65,7 +68,6 @@ function requestShape(config: Config, reread: boolean): RequestShape {
   const perExecution = 3 + (config.enrich.legacySources ? 1 : 0) + (config.enrich.executionTimes ? 1 : 0);
   return {
     perExecution,
-    perUnit: config.enrich.crossCheck ? 1 : 0,
     changeDetection: config.changeDetection && !reread,
     assumedExecutions: ASSUMED_EXECUTIONS_PER_UNIT,
   };
@@ -75,8 +77,13 @@ function requestShape(config: Config, reread: boolean): RequestShape {
 const ASSUMED_EXECUTIONS_PER_UNIT = 50;
 
 /** The dry run's estimate lines: a range under change detection, one figure without it. */
-function estimateLines(e: RequestEstimate, shape: RequestShape, scopeRequests: number): string[] {
-  const per = `${shape.perExecution} per execution read, ${shape.perUnit + 1}+ per unit`;
+function estimateLines(
+  e: RequestEstimate,
+  shape: RequestShape,
+  crossCheck: boolean,
+  scopeRequests: number,
+): string[] {
+  const per = `up to ${shape.perExecution} per execution read, 1+ per unit`;
   const lines =
     shape.changeDetection && e.low !== e.high
       ? [
@@ -87,11 +94,76 @@ function estimateLines(e: RequestEstimate, shape: RequestShape, scopeRequests: n
           `estimated requests: ~${e.high} (${per}${shape.changeDetection ? '' : '; change detection off: every execution is read'})`,
         ];
   lines.push(`  plus the scope (${scopeRequests} requests, as this dry run made) and the account data`);
+  if (crossCheck)
+    lines.push(
+      '  plus task/prompts for each unit that no longer lists a stored execution (deletions upstream)',
+    );
   if (e.unknownUnits > 0)
     lines.push(
       `  ${e.unknownUnits} unit(s) never stored, assumed at ${shape.assumedExecutions} executions each`,
     );
   return lines;
+}
+
+/**
+ * `--dry-run`: the plan and its estimate, from what the warehouse stores. Writes nothing, and
+ * creates nothing either: a DuckDB file that does not exist yet is estimated as empty, not
+ * created (with its folders) by opening it.
+ */
+async function dryRun(
+  kind: RunKind,
+  dates: string[],
+  opts: SyncOpts,
+  config: Config,
+  logger: Logger,
+  api: Api,
+): Promise<number> {
+  const target = parseWarehouseTarget(config.warehouse);
+  const absent = target.dialect === 'duckdb' && !existsSync(target.path);
+  const warehouse = absent ? null : await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
+  try {
+    const scope = await resolveScope(api.port, config.customers);
+    // A warehouse not migrated (to this version) yet is estimated as holding nothing, and
+    // says so; any other failure to read it (a lost connection, a missing grant) is the
+    // command's error, not an estimate quietly made from nothing.
+    // Views or comments to re-create (after an upgrade) change no table: not a reason to
+    // estimate from nothing.
+    const migrated = warehouse
+      ? (await warehouse.pendingMigrations()).every((m) => m === VIEWS_VERSION)
+      : false;
+    const finished = warehouse && migrated ? await warehouse.finishedUnits(dates) : new Set<string>();
+    const plan = planUnits({
+      dates,
+      taskIds: scope.platformTasks.map((t) => t.task_id),
+      finished,
+      refreshFrom: refreshFromDay(new Date(), config.lookbackDays),
+      force: Boolean(opts.force),
+    });
+    const stored = warehouse && migrated ? await warehouse.storedUnits(dates) : new Map<string, StoredUnit>();
+    const shape = requestShape(config, Boolean(opts.reread));
+    const estimate = estimateRequests(plan.units, stored, shape);
+    const range = dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`;
+    process.stdout.write(
+      [
+        `plan for ${kind} ${range}: ${plan.units.length} units to run, ${plan.skipped.length} already finished (skipped)`,
+        `scope: ${scope.customers.length} projects, ${scope.monitoringTasks.length} monitoring tasks, ${scope.platformTasks.length} platform tasks`,
+        absent
+          ? `warehouse: ${target.description} does not exist yet (a run creates it); estimated as if it held nothing`
+          : migrated
+            ? ''
+            : 'warehouse: not migrated to this version yet (geo-sync migrate); estimated as if it held nothing',
+        ...estimateLines(estimate, shape, config.enrich.crossCheck, api.client.stats.requests),
+        ...plan.units.slice(0, 20).map((u) => `  task_id=${u.task_id} date=${u.date}`),
+        plan.units.length > 20 ? `  ... ${plan.units.length - 20} more` : '',
+        'dry run: nothing was written',
+      ]
+        .filter(Boolean)
+        .join('\n') + '\n',
+    );
+    return 0;
+  } finally {
+    await warehouse?.close();
+  }
 }
 
 export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): Promise<number> {
@@ -112,47 +184,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     reread: Boolean(opts.reread),
   };
   try {
-    if (opts.dryRun) {
-      const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
-      try {
-        const scope = await resolveScope(api.port, config.customers);
-        // A warehouse not migrated (to this version) yet is estimated as holding nothing, and
-        // says so; any other failure to read it (a lost connection, a missing grant) is the
-        // command's error, not an estimate quietly made from nothing.
-        // Views or comments to re-create (after an upgrade) change no table: not a reason to
-        // estimate from nothing.
-        const migrated = (await warehouse.pendingMigrations()).every((m) => m === VIEWS_VERSION);
-        const finished = migrated ? await warehouse.finishedUnits(dates) : new Set<string>();
-        const plan = planUnits({
-          dates,
-          taskIds: scope.platformTasks.map((t) => t.task_id),
-          finished,
-          refreshFrom: refreshFromDay(new Date(), config.lookbackDays),
-          force: Boolean(opts.force),
-        });
-        const stored = migrated ? await warehouse.storedUnits(dates) : new Map<string, StoredUnit>();
-        const shape = requestShape(config, Boolean(opts.reread));
-        const estimate = estimateRequests(plan.units, stored, shape);
-        process.stdout.write(
-          [
-            `plan for ${kind} ${args.dates}: ${plan.units.length} units to run, ${plan.skipped.length} already finished (skipped)`,
-            `scope: ${scope.customers.length} projects, ${scope.monitoringTasks.length} monitoring tasks, ${scope.platformTasks.length} platform tasks`,
-            migrated
-              ? ''
-              : 'warehouse: not migrated to this version yet (geo-sync migrate); estimated as if it held nothing',
-            ...estimateLines(estimate, shape, api.client.stats.requests),
-            ...plan.units.slice(0, 20).map((u) => `  task_id=${u.task_id} date=${u.date}`),
-            plan.units.length > 20 ? `  ... ${plan.units.length - 20} more` : '',
-            'dry run: nothing was written',
-          ]
-            .filter(Boolean)
-            .join('\n') + '\n',
-        );
-        return 0;
-      } finally {
-        await warehouse.close();
-      }
-    }
+    if (opts.dryRun) return await dryRun(kind, dates, opts, config, logger, api);
 
     // Said before the open: a DuckDB file another process holds makes it wait (--wait-for-lock).
     logger.info('opening the warehouse');
@@ -191,9 +223,10 @@ export function syncCommand(): Command {
     .description('sync one day (default: yesterday in Asia/Shanghai)')
     .option('--date <YYYY-MM-DD>', 'the day to sync', parseDay)
     .action(
-      action(async (opts: SyncOpts & { date?: string }) =>
-        runDates('sync', [opts.date ?? shanghaiYesterday()], opts),
-      ),
+      action(async (opts: SyncOpts & { date?: string }) => {
+        if (opts.date) checkNotAfterToday('--date', opts.date);
+        return runDates('sync', [opts.date ?? shanghaiYesterday()], opts);
+      }),
     );
 }
 
@@ -225,6 +258,7 @@ export function backfillCommand(): Command {
           },
         ) => {
           checkDayOrder(opts.from, opts.to);
+          checkNotAfterToday('--to', opts.to);
           if (opts.wait && !opts.distributed) throw new UsageError('--wait goes with --distributed');
           if (opts.retryFailed && !opts.distributed)
             throw new UsageError('--retry-failed goes with --distributed');

@@ -1,5 +1,5 @@
 /**
- * `geo-sync verify [--date D | --from D --to D] [--sample N]`: re-reads the children of N stored
+ * `geo-sync verify [--date D | --from D --to D] [--sample N]`: re-reads N stored
  * executions chosen at random and compares them field by field with the stored rows (issue 21).
  * Exit 0: no difference; 3: some (printed one a line). Change detection is safe on an account
  * where this finds nothing night after night.
@@ -38,7 +38,7 @@ function rangeOf(opts: VerifyOpts): { from: string; to: string } | undefined {
 export function verifyCommand(): Command {
   return withCommonOptions(new Command('verify'))
     .description(
-      're-read the children of N random stored executions and compare them with the warehouse (exit 3 on a difference)',
+      're-read N random stored executions (their own endpoints and children) and compare every table built from them with the warehouse (exit 3 on a difference)',
     )
     .option('--date <YYYY-MM-DD>', 'only executions of this day', parseDay)
     .option('--from <YYYY-MM-DD>', 'first day', parseDay)

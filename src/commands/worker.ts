@@ -3,7 +3,10 @@
  * (src/distributed/). Both need a PostgreSQL warehouse: the job queue lives in its database.
  */
 import { Command, Option } from 'commander';
-import { createApi, openMigratedWarehouse } from '../app.ts';
+import type { Logger } from 'pino';
+import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
+import type { WorkerMetrics } from '../distributed/metrics.ts';
+import type { MetricsServer } from '../sync/metrics.ts';
 import { enqueueBackfill } from '../distributed/enqueue.ts';
 import { createQueuePool, migrateQueue, queueUrl, startBoss } from '../distributed/queue.ts';
 import { waitForBackfill } from '../distributed/wait.ts';
@@ -16,6 +19,7 @@ import {
   action,
   configFrom,
   loggerFor,
+  parsePort,
   parsePositiveInt,
   type CommonOpts,
 } from './common.ts';
@@ -122,6 +126,8 @@ export async function runDistributedBackfill(
 interface WorkerOpts extends Omit<CommonOpts, 'concurrency'> {
   concurrency?: number;
   exitWhenIdle?: boolean;
+  metricsPort?: number;
+  metricsHost: string;
 }
 
 export function workerCommand(): Command {
@@ -133,6 +139,12 @@ export function workerCommand(): Command {
     )
     .option('--concurrency <n>', 'units (jobs) this worker runs at once (default 2)', parsePositiveInt)
     .option('--exit-when-idle', 'exit once no job is queued or active (0; 3 when a job it ran failed)', false)
+    .option(
+      '--metrics-port <n>',
+      'serve Prometheus metrics (jobs by outcome) at http://HOST:N/metrics (0: any free port, logged)',
+      parsePort,
+    )
+    .option('--metrics-host <addr>', 'address the metrics server listens on', '0.0.0.0')
     .option('--config <file>', 'JSON config file (default: GEO_CONFIG)')
     .option('--base-url <url>', 'API base URL (GEO_BASE_URL)')
     .option('--warehouse <target>', 'postgres:// URL (GEO_WAREHOUSE): the warehouse and the job queue')
@@ -153,6 +165,11 @@ export function workerCommand(): Command {
         const api = createApi(config, logger);
         try {
           const warehouse = await openMigratedWarehouse(config, logger);
+          // A transaction pooler on the lock's URL is refused at start (exit 2), not at the first job.
+          await warehouse.prepareLock().catch(async (e: unknown) => {
+            await warehouse.close();
+            throw e;
+          });
           const db = createQueuePool(url, 'geo-sync-worker', logger);
           const signals = abortOnSignals(logger);
           try {
@@ -161,6 +178,7 @@ export function workerCommand(): Command {
               supervise: true,
               jobTimeoutSeconds: config.jobTimeoutSeconds,
             });
+            const metrics = opts.metricsPort !== undefined ? await workerMetrics(opts, logger) : null;
             try {
               logger.info(
                 { concurrency: opts.concurrency ?? 2, exitWhenIdle: Boolean(opts.exitWhenIdle) },
@@ -168,7 +186,11 @@ export function workerCommand(): Command {
               );
               const r = await runWorker(
                 { api, warehouse, boss, db, config, logger, signal: signals.signal },
-                { concurrency: opts.concurrency ?? 2, exitWhenIdle: Boolean(opts.exitWhenIdle) },
+                {
+                  concurrency: opts.concurrency ?? 2,
+                  exitWhenIdle: Boolean(opts.exitWhenIdle),
+                  ...(metrics ? { onOutcome: (o) => metrics.metrics.observe(o) } : {}),
+                },
               );
               logger.info({ ...r, interrupted: signals.signal.aborted }, 'worker stopped');
               // What happened, as for every command: 130 when a signal cut work short, 3 when a
@@ -176,6 +198,7 @@ export function workerCommand(): Command {
               if (signals.signal.aborted) return EXIT.interrupted;
               return r.failed > 0 ? EXIT.partial : EXIT.success;
             } finally {
+              await metrics?.server.close();
               await boss.stop({ graceful: false, wait: true });
             }
           } finally {
@@ -188,4 +211,24 @@ export function workerCommand(): Command {
         }
       }),
     );
+}
+
+/** The worker's metrics and their server; a port that cannot be had is bad usage (exit 2). */
+async function workerMetrics(
+  opts: WorkerOpts,
+  logger: Logger,
+): Promise<{ metrics: WorkerMetrics; server: MetricsServer }> {
+  // Loaded here: only a worker that serves metrics pays for prom-client (as `schedule`).
+  const { WorkerMetrics } = await import('../distributed/metrics.ts');
+  const { serveMetrics } = await import('../sync/metrics.ts');
+  const metrics = new WorkerMetrics();
+  try {
+    const server = await serveMetrics(metrics.registry, { port: opts.metricsPort!, host: opts.metricsHost });
+    logger.info({ url: server.url }, `metrics at ${server.url}`);
+    return { metrics, server };
+  } catch (e) {
+    throw new UsageError(
+      `--metrics-port ${opts.metricsPort}: cannot listen on ${opts.metricsHost} (${(e as Error).message}); choose another port`,
+    );
+  }
 }

@@ -110,17 +110,15 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
   // exclusive run (sync, backfill, state reset) cannot interleave with it, and its writes are
   // fenced by the lock, so a stalled enqueue cannot write older names over a newer exclusive
   // run's. Two enqueues both hold it shared and do not exclude each other (the later writer wins).
+  // It is held until the enqueue's sync_runs row is final: an exclusive taker marks every row still
+  // `running` as interrupted (its process ended without finishing it), which must never be a live
+  // enqueue's (issue 27).
   await acquireLock(warehouse, lockHolder('backfill --distributed'), {
     mode: 'shared',
     waitMs: opts.waitForLockMs ?? 0,
     ...(opts.signal ? { signal: opts.signal } : {}),
     onWait: (holder) => logger.info({ holder }, 'waiting for the warehouse lock'),
   });
-  let locked = true;
-  const unlock = async () => {
-    if (locked) await warehouse.unlock();
-    locked = false;
-  };
   await warehouse.insertRun(runRow('running', null, false));
   try {
     const scope = await resolveScope(deps.api, opts.customers);
@@ -131,7 +129,6 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
     ctx.addRows('platform_tasks', scope.platformTasks.length);
     if (config.enrich.taskConfig) await syncTaskConfig(ctx, scope);
     await ctx.flushRejects();
-    await unlock();
 
     const finished = await warehouse.finishedUnits(opts.dates);
     const plan = planUnits({
@@ -215,7 +212,7 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
     await warehouse.updateRun(runRow('failed', message, true)).catch(() => undefined);
     throw e;
   } finally {
-    await unlock();
+    await warehouse.unlock();
   }
 }
 

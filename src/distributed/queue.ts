@@ -138,33 +138,49 @@ CREATE TABLE IF NOT EXISTS ${QUEUE_SCHEMA}.concurrency_slots (
 
 /**
  * Creates the queue schema (pg-boss's tables, the queue, our tables) when missing; safe twice
- * and from several processes at once (pg-boss migrates under an advisory lock; ours are
- * IF NOT EXISTS under one too).
+ * and from several processes at once (pg-boss migrates under a transaction-level advisory lock;
+ * ours are IF NOT EXISTS under one too). Safe behind a transaction pooler: nothing outlives a
+ * transaction.
  */
 export async function migrateQueue(url: string, config: Config, logger: Logger): Promise<void> {
   const boss = await startBoss(url, logger, { jobTimeoutSeconds: config.jobTimeoutSeconds });
   try {
     if (!(await boss.getQueue(QUEUE_NAME))) {
-      await boss.createQueue(QUEUE_NAME, {
-        name: QUEUE_NAME,
-        policy: 'standard',
-        retryLimit: config.jobRetries,
-        retryDelay: config.jobRetryDelaySeconds,
-        retryBackoff: true,
-        expireInSeconds: config.jobTimeoutSeconds,
-      });
+      try {
+        await boss.createQueue(QUEUE_NAME, {
+          name: QUEUE_NAME,
+          policy: 'standard',
+          retryLimit: config.jobRetries,
+          retryDelay: config.jobRetryDelaySeconds,
+          retryBackoff: true,
+          expireInSeconds: config.jobTimeoutSeconds,
+        });
+      } catch (e) {
+        // Two processes creating it at once (two `migrate`s, workers starting together):
+        // pg-boss's create_queue takes no lock first, and one of them fails (a deadlock, or the
+        // queue's key). The queue the other one made is as good; wait for it to commit.
+        if (!(await queueAppears(boss))) throw e;
+      }
     }
   } finally {
     await boss.stop({ graceful: false, wait: true });
   }
-  await withClient(url, async (c) => {
-    await c.query('SELECT pg_advisory_lock(hashtext($1))', [`${QUEUE_SCHEMA}.migrate`]);
-    try {
-      await c.query(OWN_TABLES);
-    } finally {
-      await c.query('SELECT pg_advisory_unlock(hashtext($1))', [`${QUEUE_SCHEMA}.migrate`]);
-    }
-  });
+  // One transaction holding a transaction-level lock: a session lock taken and released by two
+  // statements could be left behind on a server connection of a transaction pooler.
+  await withClient(url, (c) =>
+    c.query(
+      `BEGIN; SELECT pg_advisory_xact_lock(hashtext('${QUEUE_SCHEMA}.migrate')); ${OWN_TABLES} COMMIT;`,
+    ),
+  );
+}
+
+/** Whether the queue exists within a few seconds (another process is committing it). */
+async function queueAppears(boss: PgBoss): Promise<boolean> {
+  for (let i = 0; i < 25; i++) {
+    if (await boss.getQueue(QUEUE_NAME)) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
 }
 
 /** One short-lived connection. */

@@ -59,6 +59,8 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Heartbeat and share refresh. @default 1000 */
   tickMs?: number;
+  /** Told each job's outcome here as it is settled (the worker's metrics). */
+  onOutcome?: (outcome: keyof WorkerResult) => void;
 }
 
 export interface WorkerResult {
@@ -102,6 +104,10 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
   const workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const logger = deps.logger.child({ worker: workerId });
   const result: WorkerResult = { completed: 0, failed: 0, released: 0, lost: 0 };
+  const count = (outcome: keyof WorkerResult) => {
+    result[outcome]++;
+    opts.onOutcome?.(outcome);
+  };
   const timeoutSeconds = config.jobTimeoutSeconds;
   // Leases are renewed every tick: three ticks per job timeout at least, so one slow tick
   // (a busy database) does not let a live attempt's job expire.
@@ -397,12 +403,12 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
 
     if (lost) {
       // Another attempt owns the job now (or it was settled by one): nothing to complete or fail.
-      result.lost++;
+      count('lost');
       log.warn('job lost: it expired while this attempt ran, and its writes since were refused');
     } else if (interrupted) {
       // Abandoned without a checkpoint: back to the queue for another worker at once.
       if (await handBackAttempt(db, owned, timeoutSeconds)) {
-        result.released++;
+        count('released');
         log.warn('job handed back to the queue: interrupted');
       } else log.warn("job interrupted; it was no longer this worker's to hand back");
     } else if (error) {
@@ -422,22 +428,22 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
           .catch((e: unknown) => log.error({ err: e }, 'could not record the failed unit'));
       }
       if (await failAttempt(db, boss, owned, { message: error, runId }, timeoutSeconds)) {
-        result.failed++;
+        count('failed');
         log.error(
           { error, retries: job.retryCount, retryLimit: job.retryLimit },
           last ? 'job failed for good (no retries left)' : 'job failed: it will be retried',
         );
       } else {
-        result.lost++;
+        count('lost');
         log.warn({ error }, "job failed here, but it was no longer this worker's to fail");
       }
     } else if (await completeAttempt(db, boss, owned, { runId, rows: ctx.counters.rows })) {
-      result.completed++;
+      count('completed');
       log.info({ rows: ctx.counters.rows }, 'job done');
     } else {
       // Its writes committed while it owned the job (they are fenced), then it expired before
       // completing: the next attempt finds the unit's checkpoint.
-      result.lost++;
+      count('lost');
       log.warn('job done, but it expired before it could be completed: another attempt will find it done');
     }
   };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { quotedString } from '@duckdb/node-api';
 import { lockedError } from '../load/duckdb/database.ts';
 import type { DataTable } from '../load/warehouse.ts';
-import { copySql, extension, type Engine } from './engine.ts';
+import { copySql, csvSafeSelect, extension, type Engine } from './engine.ts';
 import type { ExportSource } from './source.ts';
 import { DAY_RULES, exportSelect, type DayRange, type ExportFormat } from './tables.ts';
 
@@ -25,7 +25,7 @@ export async function duckdbSource(engine: Engine, path: string): Promise<Export
     );
   }
   return {
-    async writeTable(table: DataTable, range: DayRange, dir: string, format: ExportFormat) {
+    async writeTable(table: DataTable, range: DayRange, dir: string, format: ExportFormat, csvSafe = false) {
       const partitioned = DAY_RULES[table] !== null;
       const { sql, params } = exportSelect(table, range, {
         q: (t) => `${ALIAS}.geo.${t}`,
@@ -33,7 +33,8 @@ export async function duckdbSource(engine: Engine, path: string): Promise<Export
       });
       await mkdir(dir, { recursive: true });
       const target = partitioned ? dir : join(dir, `data_0.${extension(format)}`);
-      return engine.run(copySql(sql, target, format, partitioned), params);
+      const select = csvSafe ? await csvSafeSelect(engine, sql, params) : sql;
+      return engine.run(copySql(select, target, format, partitioned), params);
     },
     async close() {
       await engine.run(`DETACH ${ALIAS}`);

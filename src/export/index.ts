@@ -10,12 +10,22 @@ import { parseWarehouseTarget } from '../load/target.ts';
 import type { DataTable } from '../load/warehouse.ts';
 import { duckdbSource } from './duckdb-source.ts';
 import { openEngine } from './engine.ts';
-import { createScratch, replaceDays, replaceTable } from './files.ts';
+import {
+  applyMoves,
+  createScratch,
+  dayMoves,
+  daysWritten,
+  removeLeftovers,
+  writtenStep,
+  type Move,
+} from './files.ts';
+import { lockExportDir } from './lock.ts';
 import { postgresSource } from './postgres-source.ts';
 import type { ExportSource } from './source.ts';
 import { DAY_RULES, type DayRange, type ExportFormat } from './tables.ts';
 
 export { DAY_RULES, EXPORT_FORMATS, parseTables, type DayRange, type ExportFormat } from './tables.ts';
+export { ExportDirLockedError } from './lock.ts';
 
 export interface ExportOptions {
   /** GEO_WAREHOUSE: `duckdb:<file>` or a `postgres://` URL. */
@@ -26,8 +36,16 @@ export interface ExportOptions {
   readonly tables: readonly DataTable[];
   /** Days of the day-partitioned tables; unpartitioned tables are always exported whole. */
   readonly range?: DayRange;
+  /**
+   * CSV only: a text cell beginning with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
+   * leading `'`, so a spreadsheet does not run it as a formula (the files then differ from the
+   * warehouse). @default false
+   */
+  readonly csvSafe?: boolean;
   /** The export engine's DuckDB buffer pool (DuckDB's syntax). @default "128MB" */
   readonly memoryLimit?: string;
+  /** Told what the export did besides writing, e.g. the leftovers of a killed export removed. */
+  readonly onNote?: (message: string) => void;
 }
 
 export interface ExportedTable {
@@ -42,7 +60,47 @@ export async function exportWarehouse(opts: ExportOptions): Promise<ExportedTabl
   const out = resolve(opts.out);
   const range = opts.range ?? {};
   await mkdir(out, { recursive: true });
-  const scratch = await createScratch(out);
+  const lock = await lockExportDir(out);
+  try {
+    const left = await removeLeftovers(out);
+    if (left.removed > 0)
+      opts.onNote?.(
+        `removed ${left.removed} scratch folder(s) that stopped exports left in ${out}` +
+          (left.undone ? `, after putting back the previous files ${left.undone} of them had moved` : ''),
+      );
+    const scratch = await createScratch(out);
+    let written: ExportedTable[];
+    try {
+      written = await writeTables(opts, target, scratch, range);
+    } catch (e) {
+      await rm(scratch, { recursive: true, force: true });
+      throw e;
+    }
+    // Everything is written: only now are the previous files replaced.
+    await writtenStep();
+    const moves: Move[] = [];
+    for (const w of written) {
+      if (DAY_RULES[w.table] === null) moves.push({ target: w.table, fresh: w.table });
+      else {
+        const days = await dayMoves(out, scratch, w.table, range);
+        w.days = daysWritten(days);
+        moves.push(...days);
+      }
+    }
+    await applyMoves(out, scratch, moves);
+    return written;
+  } finally {
+    await lock.unlock();
+  }
+}
+
+/** Every table into the scratch folder; the engine's spill files go with it. */
+async function writeTables(
+  opts: ExportOptions,
+  target: ReturnType<typeof parseWarehouseTarget>,
+  scratch: string,
+  range: DayRange,
+): Promise<ExportedTable[]> {
   const engine = await openEngine(join(scratch, '.spill'), opts.memoryLimit);
   let source: ExportSource | undefined;
   try {
@@ -52,19 +110,13 @@ export async function exportWarehouse(opts: ExportOptions): Promise<ExportedTabl
         : await postgresSource(engine, target.url);
     const written: ExportedTable[] = [];
     for (const table of opts.tables) {
-      const rows = await source.writeTable(table, range, join(scratch, table), opts.format);
+      const rows = await source.writeTable(table, range, join(scratch, table), opts.format, opts.csvSafe);
       written.push({ table, rows });
-    }
-    // Everything is written: only now are the previous files replaced.
-    for (const w of written) {
-      const fresh = join(scratch, w.table);
-      if (DAY_RULES[w.table] === null) await replaceTable(fresh, join(out, w.table));
-      else w.days = await replaceDays(fresh, join(out, w.table), range);
     }
     return written;
   } finally {
     await source?.close().catch(() => undefined);
     engine.close();
-    await rm(scratch, { recursive: true, force: true });
+    await rm(join(scratch, '.spill'), { recursive: true, force: true });
   }
 }

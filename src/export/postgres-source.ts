@@ -11,7 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { DataTable } from '../load/warehouse.ts';
-import { copySql, extension, type Engine } from './engine.ts';
+import { copySql, csvSafeSelect, extension, type Engine } from './engine.ts';
 import type { ExportSource } from './source.ts';
 import { DAY_COLUMN, DAY_RULES, exportSelect, type DayRange, type ExportFormat } from './tables.ts';
 
@@ -80,7 +80,13 @@ export async function postgresSource(engine: Engine, url: string): Promise<Expor
     throw e;
   }
 
-  async function writeTable(table: DataTable, range: DayRange, dir: string, format: ExportFormat) {
+  async function writeTable(
+    table: DataTable,
+    range: DayRange,
+    dir: string,
+    format: ExportFormat,
+    csvSafe = false,
+  ) {
     const partitioned = DAY_RULES[table] !== null;
     const columns = await columnsOf(client, table);
     const staged = partitioned ? [...columns, { name: DAY_COLUMN, type: 'DATE' }] : columns;
@@ -88,7 +94,8 @@ export async function postgresSource(engine: Engine, url: string): Promise<Expor
       `CREATE OR REPLACE TABLE ${STAGE} (${staged.map((c) => `${quote(c.name)} VARCHAR`).join(', ')})`,
     );
     // The staged text, cast back to each column's type on the way out.
-    const typed = `SELECT ${staged.map((c) => `CAST(${quote(c.name)} AS ${c.type}) AS ${quote(c.name)}`).join(', ')} FROM ${STAGE}`;
+    const cast = `SELECT ${staged.map((c) => `CAST(${quote(c.name)} AS ${c.type}) AS ${quote(c.name)}`).join(', ')} FROM ${STAGE}`;
+    const typed = csvSafe ? await csvSafeSelect(engine, cast) : cast;
     const { sql, params } = exportSelect(table, range, {
       q: (t) => `geo.${t}`,
       shanghaiDay: (c) => `CAST(${c} AT TIME ZONE 'Asia/Shanghai' AS DATE)`,

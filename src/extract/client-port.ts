@@ -28,6 +28,7 @@ export function apiPortFromClient(client: GeoClient): ApiPort {
     resultPages: (task_id, date) => client.pages.taskResults({ task_id, date }),
     dailyExecutions: (task_id, date) => client.taskPrompts({ task_id, date }),
     promptDetail: (prompt_task_id) => client.promptDetail({ prompt_task_id }),
+    promptResult: (prompt_task_id) => client.promptResult({ prompt_task_id }),
     sources: (prompt_task_id) => collectList(client.pages.promptSearches({ prompt_task_id })),
     async products(prompt_task_id): Promise<ProductsResult> {
       const result = emptyProducts();

@@ -3,10 +3,12 @@
  * sources (all pages), product cards (all pages), screenshot, and the legacy enrichments.
  * The requests of one execution go out together through the shared queue.
  */
-import { isGeoApiError, type GeoApiError } from '../api/errors.ts';
+import { endpointId } from '../api/endpoints.ts';
+import { isGeoApiError, NotFoundError, type GeoApiError } from '../api/errors.ts';
 import type { PromptResultItem, Screenshot, Source } from '../api/schemas/hierarchical.ts';
 import type { LegacySource, LegacyTaskDetail } from '../api/schemas/legacy.ts';
 import { emptyProducts, type ApiPort, type ChildList, type ProductsResult } from './port.ts';
+import { namesScreenshot, type ReadShortcuts } from './shortcuts.ts';
 
 export interface ExecutionBundle {
   item: PromptResultItem;
@@ -49,12 +51,17 @@ export interface BundleOptions {
 }
 
 const isNotFound = (e: unknown) => isGeoApiError(e) && e.code === 'NOT_FOUND';
-/** A response that does not match the schema: the server will answer the same again. */
-const isPermanentMismatch = (e: unknown) => isGeoApiError(e) && e.code === 'INVALID_RESPONSE' && !e.retryable;
+/**
+ * A response that does not match the schema, or one larger than GEO_MAX_RESPONSE_BYTES: the
+ * server will answer the same again, so the child is quarantined rather than the unit failed.
+ */
+const isPermanentMismatch = (e: unknown) =>
+  isGeoApiError(e) && ((e.code === 'INVALID_RESPONSE' && !e.retryable) || e.code === 'RESPONSE_TOO_LARGE');
 
 /**
  * Reads the children of a listed execution. The listed item is real data (spec 2.5: an execution
- * is returned even without an answer), so a child that answers 404 or a permanent mismatch never
+ * is returned even without an answer), so a child that answers 404, a permanent mismatch or a
+ * body over the size cap never
  * costs the execution: the child is reported in `unread` and the caller keeps what it stored.
  * Anything else (retries exhausted, 401/403) fails the read as before.
  */
@@ -62,8 +69,9 @@ export async function fetchExecution(
   api: ApiPort,
   item: PromptResultItem,
   opts: BundleOptions,
+  shortcuts?: ReadShortcuts,
 ): Promise<ExecutionBundle> {
-  return { item, ...(await fetchChildren(api, item, opts)) };
+  return { item, ...(await fetchChildren(api, item, opts, shortcuts)) };
 }
 
 /** What an execution's own endpoints serve (fetchExecution without the listed item). */
@@ -71,12 +79,14 @@ export type ExecutionChildren = Omit<ExecutionBundle, 'item'>;
 
 /**
  * Reads the children of one execution, known by its id and whether its listed item (or stored
- * row) names a screenshot. `geo-sync verify` reads stored executions this way.
+ * row) names a screenshot. `shortcuts` (a sync's): requests whose answer the run already knows
+ * are not made (shortcuts.ts). `geo-sync verify` reads stored executions this way, without them.
  */
 export async function fetchChildren(
   api: ApiPort,
-  item: Pick<PromptResultItem, 'prompt_task_id' | 'screenshot_url'>,
+  item: Pick<PromptResultItem, 'prompt_task_id' | 'screenshot_url'> & { task_id?: number },
   opts: BundleOptions,
+  shortcuts?: ReadShortcuts,
 ): Promise<ExecutionChildren> {
   const id = item.prompt_task_id;
   const unread: UnreadChild[] = [];
@@ -89,23 +99,30 @@ export async function fetchChildren(
     } catch (e) {
       if (isNotFound(e)) notFound++;
       // A server may 404 a screenshot that was never taken: the listed item says there is none.
-      if (child === 'screenshot' && isNotFound(e) && item.screenshot_url === null) return absent;
+      if (child === 'screenshot' && isNotFound(e) && !namesScreenshot(item)) return absent;
       if (isNotFound(e)) unread.push({ child, kind: 'not_found', error: e as GeoApiError });
       else if (isPermanentMismatch(e)) unread.push({ child, kind: 'invalid', error: e as GeoApiError });
       else throw e;
       return absent;
     }
   };
+  const askProducts = () => read('products', api.products(id), emptyProducts());
+  const taskId = item.task_id;
   const noList = { items: [], total: null };
-  const [sourceList, products, screenshot, detail, legacy] = await Promise.all([
+  const [sourceList, productsAnswer, screenshot, detail, legacy] = await Promise.all([
     read<ChildList<Source>>('sources', api.sources(id), noList),
-    read('products', api.products(id), emptyProducts()),
-    read<Screenshot | null>('screenshot', api.screenshot(id), null),
+    shortcuts && taskId !== undefined
+      ? shortcuts.products(taskId, askProducts)
+      : askProducts().then((products) => ({ products, asked: true })),
+    !shortcuts || shortcuts.asksScreenshot(item)
+      ? read<Screenshot | null>('screenshot', api.screenshot(id), null)
+      : null,
     opts.executionTimes ? read<LegacyTaskDetail | null>('detail', api.legacyTaskDetail(id), null) : null,
     opts.legacySources
       ? read<ChildList<LegacySource> | null>('legacySources', api.legacySources(id), null)
       : null,
   ]);
+  let products = productsAnswer.products;
   const partial: ExecutionChild[] = [];
   const short = (n: number, total: number | null) => total !== null && n < total;
   // Counted by key: a list that shifted between pages can repeat an item where it skipped another.
@@ -137,6 +154,20 @@ export async function fetchChildren(
       if (!isNotFound(e)) throw e;
       goneUpstream = true;
     }
+  }
+  // Products not asked for an execution deleted upstream: its products endpoint answers 404 as
+  // its others did, so its stored rows are kept as a read would keep them.
+  if (goneUpstream && !productsAnswer.asked) {
+    products = emptyProducts();
+    unread.push({
+      child: 'products',
+      kind: 'not_found',
+      error: new NotFoundError({
+        endpoint: endpointId('promptProducts'),
+        params: { prompt_task_id: id },
+        serverMessage: 'not asked: the execution was deleted upstream',
+      }),
+    });
   }
   return {
     sources: sourceList.items,

@@ -11,6 +11,7 @@ import type {
   PlatformTask,
   ProductCard,
   PromptExecution,
+  PromptResult,
   PromptResultItem,
   Screenshot,
   Source,
@@ -73,6 +74,8 @@ export interface ApiPort {
   resultPages(task_id: number, date: string): AsyncIterable<ResultsPage>;
   dailyExecutions(task_id: number, date: string): Promise<PromptExecution[]>;
   promptDetail(prompt_task_id: number): Promise<PromptExecution>;
+  /** One execution's result (answer, rank_details): what `verify` compares its stored rows with. */
+  promptResult(prompt_task_id: number): Promise<PromptResult>;
   sources(prompt_task_id: number): Promise<ChildList<Source>>;
   products(prompt_task_id: number): Promise<ProductsResult>;
   screenshot(prompt_task_id: number): Promise<Screenshot>;

@@ -293,8 +293,10 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       kind: 'sync, backfill, schedule, demo or diagnose.',
       args: 'What the run covered (JSON: dates, customers, backfill, job...).',
       started_at: 'When the run started.',
-      finished_at: 'When it finished (NULL while running).',
-      status: 'running, success, partial, failed or interrupted.',
+      finished_at:
+        'When it finished (NULL while running, and for a run found interrupted: when its process ended is unknown).',
+      status:
+        'running, success, partial, failed or interrupted (by a signal, or found still running by a later run that took the lock: its process was killed).',
       rows: 'Rows written per table (JSON).',
       requests: 'API requests made.',
       retries: 'Requests retried.',
@@ -303,7 +305,8 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       units_total: 'Units (platform task, day) planned.',
       units_done: 'Units finished.',
       units_failed: 'Units failed.',
-      error: 'Why the run failed, if it did.',
+      error:
+        'Why the run failed, if it did; for a run found still running by a later one, which run found it and when.',
       unreadable: 'Monitoring tasks that could not be read (JSON).',
       text_values_changed:
         'Text and JSON values stored changed by the text rule (U+0000 dropped, lone surrogates as U+FFFD).',

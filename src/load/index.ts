@@ -9,6 +9,7 @@ import type { Driver } from './core/driver.ts';
 import { removeDatabaseFiles, type DuckDBSettings } from './duckdb/database.ts';
 import { DuckDBDriver } from './duckdb/driver.ts';
 import { PostgresDriver } from './postgres/driver.ts';
+import { UsageError } from '../errors.ts';
 import { parseWarehouseTarget } from './target.ts';
 import type { Warehouse } from './warehouse.ts';
 
@@ -30,6 +31,11 @@ export interface OpenWarehouseOptions {
   readonly signal?: AbortSignal;
   /** DuckDB: memory limit, spill directory, threads (the config's `duckdb`). */
   readonly duckdb?: DuckDBSettings;
+  /**
+   * PostgreSQL: where the warehouse lock is held (GEO_LOCK_URL), a URL of the same database that
+   * reaches PostgreSQL directly, for a warehouse URL behind a transaction pooler. @default target
+   */
+  readonly lockUrl?: string;
   /**
    * Whether writes keep the per-day aggregates the views read (geo.rollup_*). False only to
    * measure what keeping them costs (`npm run bench`): the views and `check` then see them
@@ -66,7 +72,20 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
     });
   } else {
     registerSecret(t.password);
-    driver = await PostgresDriver.open({ url: t.url, description: t.description, logger });
+    let lockUrl: string | undefined;
+    if (opts.lockUrl) {
+      const l = parseWarehouseTarget(opts.lockUrl);
+      if (l.dialect !== 'postgres')
+        throw new UsageError(`GEO_LOCK_URL (lockUrl): expected a postgres:// URL, got ${l.description}`);
+      registerSecret(l.password);
+      lockUrl = l.url;
+    }
+    driver = await PostgresDriver.open({
+      url: t.url,
+      description: t.description,
+      logger,
+      ...(lockUrl ? { lockUrl } : {}),
+    });
   }
   const warehouse: Warehouse = new CoreWarehouse(driver, logger, [], false, opts.keepRollups ?? true);
   logger.debug({ warehouse: warehouse.description }, 'warehouse open');

@@ -1,10 +1,11 @@
 /**
  * Migrations: numbered SQL files per dialect (`sql/<dialect>/001_init.sql`, ...) applied in
  * order, each in its own transaction together with its row in `geo.schema_migrations`; then
- * `sql/views.sql` (CREATE OR REPLACE VIEW, rendered for the dialect by views.ts) re-creates the BI views. The dialects supply the
- * storage and the lock through MigrationStore:
- * - PostgreSQL runs everything under pg_advisory_lock(MIGRATION_LOCK_KEY), so two processes
- *   migrating at once apply each file once;
+ * `sql/views.sql` (CREATE OR REPLACE VIEW, rendered for the dialect by views.ts) re-creates the
+ * BI views. The dialects supply the storage and the lock through MigrationStore:
+ * - PostgreSQL takes pg_advisory_xact_lock(MIGRATION_LOCK_KEY) in each transaction and applies
+ *   a migration only when its ledger row is still missing then, so two processes migrating at
+ *   once apply each file once (and no session lock is left behind a transaction pooler);
  * - DuckDB allows one read-write process per file (the open retries while another holds it) and
  *   serializes this process's connections with a mutex.
  */
@@ -31,8 +32,15 @@ export interface MigrationSet {
   views: string;
 }
 
+/** What applying one migration did. */
+export interface Applied {
+  /** False when another process had applied it meanwhile. */
+  applied: boolean;
+  note: string | null;
+}
+
 export interface MigrationStore {
-  /** Runs `fn` while holding the migration lock. */
+  /** Runs `fn`, the migrations (each step locks for itself: see apply). */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   /** Creates schema `geo` and `geo.schema_migrations` when missing. */
   ensureLedger(): Promise<void>;
@@ -40,11 +48,12 @@ export interface MigrationStore {
   hasLedger(): Promise<boolean>;
   appliedVersions(): Promise<Set<string>>;
   /**
-   * One transaction: the migration's SQL, what it does beyond its SQL (008 fills the per-day
-   * aggregates from the stored executions), and its ledger row. Returns a line that says what
-   * that extra work did, if it did anything worth saying.
+   * One transaction holding the migration lock: the migration's SQL, what it does beyond its SQL
+   * (008 fills the per-day aggregates from the stored executions) and its ledger row, unless
+   * another process applied it meanwhile (`applied: false`). `note`: a line that says what the
+   * extra work did, if it did anything worth saying.
    */
-  apply(migration: Migration): Promise<string | null>;
+  apply(migration: Migration): Promise<Applied>;
   /** One transaction: the views file, and its hash in the ledger's `views` row. */
   replaceViews(sql: string, hash: string): Promise<void>;
   /** The hash of the views (and dictionary) last applied; null before the first. */
@@ -115,7 +124,11 @@ export async function runMigrations(
         result.alreadyApplied.push(m.id);
         continue;
       }
-      const note = await store.apply(m);
+      const { applied: done, note } = await store.apply(m);
+      if (!done) {
+        result.alreadyApplied.push(m.id);
+        continue;
+      }
       logger?.info({ migration: m.id }, 'migration applied');
       if (note) {
         logger?.info({ migration: m.id }, note);

@@ -24,37 +24,70 @@ export function storedText(s: string): string {
   return s.replace(CHANGE, (c) => (c === '\0' ? '' : '\uFFFD'));
 }
 
-/** A JSON value as stored: the rule applied to every string and member name; `v` itself when nothing changes. */
+/** A container being walked by storedJson: its members, the next one, and its copy once one changed. */
+type Frame =
+  | { readonly array: readonly Json[]; i: number; out: Json[] | null }
+  | {
+      readonly object: Record<string, Json>;
+      readonly keys: readonly string[];
+      i: number;
+      out: Record<string, Json> | null;
+    };
+
+function frameOf(v: Json[] | Record<string, Json>): Frame {
+  return Array.isArray(v)
+    ? { array: v, i: 0, out: null }
+    : { object: v, keys: Object.keys(v), i: 0, out: null };
+}
+
+/**
+ * Puts the stored form `s` of the member just walked (index `f.i - 1`) into the frame's copy, made
+ * at the first change. A member whose name the rule changes into the name of a member of its own
+ * is dropped: that one stays.
+ */
+function settle(f: Frame, s: Json): void {
+  if ('array' in f) {
+    const at = f.i - 1;
+    if (s !== f.array[at]) (f.out ??= f.array.slice())[at] = s;
+    return;
+  }
+  const key = f.keys[f.i - 1]!;
+  const k = storedText(key);
+  if (k === key && s === f.object[key]) return;
+  f.out ??= { ...f.object };
+  if (k !== key) {
+    delete f.out[key];
+    if (Object.hasOwn(f.object, k)) return;
+  }
+  // Defined, not assigned: a member the rule names `__proto__` stays a member (as JSON.parse
+  // makes it), where an assignment would set the copy's prototype and lose it.
+  Object.defineProperty(f.out, k, { value: s, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * A JSON value as stored: the rule applied to every string and member name; `v` itself when
+ * nothing changes (and each unchanged container the same object). Walked with an explicit stack:
+ * an unknown member nested thousands of levels deep must not exceed the call stack.
+ */
 export function storedJson(v: Json): Json {
   if (typeof v === 'string') return storedText(v);
   if (v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) {
-    let out: Json[] | null = null;
-    for (let i = 0; i < v.length; i++) {
-      const item = v[i] as Json;
-      const s = storedJson(item);
-      if (s !== item) (out ??= v.slice())[i] = s;
+  const stack: Frame[] = [frameOf(v)];
+  for (;;) {
+    const f = stack[stack.length - 1]!;
+    const length = 'array' in f ? f.array.length : f.keys.length;
+    if (f.i < length) {
+      const item = 'array' in f ? f.array[f.i++]! : f.object[f.keys[f.i++]!]!;
+      if (item !== null && typeof item === 'object') stack.push(frameOf(item));
+      else settle(f, typeof item === 'string' ? storedText(item) : item);
+      continue;
     }
-    return out ?? v;
+    stack.pop();
+    const done: Json = f.out ?? ('array' in f ? (f.array as Json[]) : f.object);
+    const parent = stack[stack.length - 1];
+    if (!parent) return done;
+    settle(parent, done);
   }
-  let out: Record<string, Json> | null = null;
-  const obj = v as Record<string, Json>;
-  for (const key of Object.keys(obj)) {
-    const item = obj[key] as Json;
-    const k = storedText(key);
-    const s = storedJson(item);
-    if (k === key && s === item) continue;
-    out ??= { ...obj };
-    if (k !== key) {
-      delete out[key];
-      // The name the rule gives it is taken by a member of its own: that one stays.
-      if (Object.hasOwn(obj, k)) continue;
-    }
-    // Defined, not assigned: a member the rule names `__proto__` stays a member (as JSON.parse
-    // makes it), where an assignment would set the copy's prototype and lose it.
-    Object.defineProperty(out, k, { value: s, writable: true, enumerable: true, configurable: true });
-  }
-  return out ?? v;
 }
 
 /** The spec's text and JSON columns (the only ones the rule touches), computed once per spec. */

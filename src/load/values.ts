@@ -4,6 +4,7 @@
  * 8601 strings in Asia/Shanghai (`2026-11-21T08:00:00+08:00`, the offset rows.ts writes) and
  * JSON as parsed values.
  */
+import { jsonStringify } from '../json-text.ts';
 import type { Json } from '../transform/rows.ts';
 
 const SHANGHAI_OFFSET_MS = 8 * 3600_000;
@@ -17,9 +18,12 @@ export function shanghaiIso(epochMs: number): string {
   return `${base}${ms === '.000' ? '' : ms}+08:00`;
 }
 
-/** A JSON column's text; JS null (and undefined) become SQL NULL. */
+/**
+ * A JSON column's text; JS null (and undefined) become SQL NULL. A value nested deeper than
+ * JSON.stringify can walk (an unknown API member thousands of levels down) gets the same text.
+ */
 export function jsonText(value: Json | undefined): string | null {
-  return value === null || value === undefined ? null : JSON.stringify(value);
+  return value === null || value === undefined ? null : (jsonStringify(value) ?? null);
 }
 
 /**

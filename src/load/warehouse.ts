@@ -39,9 +39,10 @@ export const DATA_TABLES = [
 ] as const;
 export type DataTable = (typeof DATA_TABLES)[number];
 
-/** The tables whose rows an execution's own endpoints give (what `verify` compares). */
+/** The tables built from an execution: what its own endpoints give, and what `verify` compares. */
 export const VERIFIED_TABLES = [
   'prompt_executions',
+  'execution_ranks',
   'execution_sources',
   'execution_screenshots',
   'execution_products',
@@ -83,6 +84,8 @@ export interface ForgottenUnits {
   checkpoints: { task_id: number; date: string }[];
   /** Failure records deleted with them. */
   failures: number;
+  /** Change-detection fingerprints of the units' executions deleted with them. */
+  fingerprints: number;
 }
 
 /**
@@ -119,6 +122,25 @@ export interface LockResult {
  */
 export interface Written {
   textValuesChanged: number;
+}
+
+/** What `--dry-run` counts of a stored unit (Warehouse.storedUnits). */
+export interface StoredUnitCounts {
+  executions: number;
+  /** Executions whose children were read completely last time. */
+  complete: number;
+  /** Executions stored without a screenshot URL (null or empty): no screenshot request. */
+  withoutScreenshot: number;
+  /** Executions whose stored products say the platform is unsupported. */
+  unsupported: number;
+}
+
+/** A unit's stored executions (Warehouse.unitExecutions). */
+export interface StoredUnitExecutions {
+  /** Every execution stored for the unit (task_id, date). */
+  ids: Set<number>;
+  /** Fingerprints of the stored executions whose children were read completely. */
+  complete: Map<number, string>;
 }
 
 export interface Warehouse {
@@ -158,10 +180,16 @@ export interface Warehouse {
    */
   completeFingerprints(task_id: number, date: string): Promise<Map<number, string>>;
   /**
-   * `--dry-run`: per stored unit of `dates` (key `task_id|date`), its executions and how many of
-   * them have complete children.
+   * One read of the unit's stored executions: every prompt_task_id (what its completion could
+   * delete, issue 30) and, among them, the fingerprints of those read completely (change detection).
    */
-  storedUnits(dates: readonly string[]): Promise<Map<string, { executions: number; complete: number }>>;
+  unitExecutions(task_id: number, date: string): Promise<StoredUnitExecutions>;
+  /**
+   * `--dry-run`: per stored unit of `dates` (key `task_id|date`), its executions, how many of
+   * them have complete children, are stored without a screenshot URL, and with products of an
+   * unsupported platform.
+   */
+  storedUnits(dates: readonly string[]): Promise<Map<string, StoredUnitCounts>>;
   /**
    * `verify`: up to `n` stored executions chosen at random (dated `from`..`to` when given; not
    * those whose children were last read incompletely, which the next run reads again), with
@@ -191,8 +219,9 @@ export interface Warehouse {
   unitRecords(from: string, to: string): Promise<UnitRecords>;
   /**
    * One transaction: deletes the checkpoints and failure records of the units dated
-   * `from`..`to` (of the given platform tasks only, when any are given), so the next run
-   * re-reads them. Their rows stay until then.
+   * `from`..`to` (of the given platform tasks only, when any are given), and the change-detection
+   * fingerprints of their executions, so the next run re-reads them, every child included. Their
+   * rows stay until then.
    */
   forgetUnits(from: string, to: string, taskIds?: readonly number[]): Promise<ForgottenUnits>;
   /** Every platform task the warehouse knows (geo.platform_tasks), ascending. */
@@ -207,6 +236,14 @@ export interface Warehouse {
   insertRun(run: SyncRunRow): Promise<void>;
   updateRun(run: SyncRunRow): Promise<void>;
   listRuns(limit: number): Promise<SyncRunRow[]>;
+  /**
+   * Marks every run still `running` as `interrupted`, its `error` saying `note` (who found it,
+   * when); returns their run IDs. Only for the holder of the exclusive lock: every run, worker
+   * attempt and enqueue writes and finishes its row while it holds the lock, so one still
+   * `running` then was ended without recording it (kill -9, a machine stopped). Fenced by the
+   * lock: if it was lost meanwhile, nothing is marked.
+   */
+  interruptAbandonedRuns(note: string): Promise<string[]>;
   insertRejects(rows: readonly RejectRow[]): Promise<Written>;
 
   /** Row count per data table. */
@@ -222,7 +259,14 @@ export interface Warehouse {
   tryLock(holder: string, mode?: LockMode): Promise<LockResult>;
   unlock(): Promise<void>;
   /**
-   * Calls `listener` (once) if the lock held is lost without unlock(): PostgreSQL's session lock
+   * Checks, without taking the lock, that it can be held: PostgreSQL's lock needs a session of its
+   * own, and a connection pooler in transaction mode on its URL (GEO_LOCK_URL, else the
+   * warehouse's) is refused with a UsageError naming GEO_LOCK_URL. Long-running commands
+   * (`schedule`, `worker`) call it at start; tryLock checks the same on its first connection.
+   */
+  prepareLock(): Promise<void>;
+  /**
+   * Calls `listener` (once) if the lock held is lost without unlock(): PostgreSQL's lock
    * dies with its connection. Returns the unsubscribe. Absent where a lock cannot be lost.
    */
   onLockLost?(listener: (cause: unknown) => void): () => void;

@@ -69,9 +69,14 @@ const rowsCheck =
 
 const range = (o: Required<CheckOptions>) => [o.from, o.to];
 
-const freshness: Check = async (w, o) => {
+/** When the last successful run that synced its whole scope finished (sql/checks/freshness.sql); null: never. */
+export async function lastSuccessfulRun(w: Warehouse): Promise<Date | null> {
   const [row] = await w.query(sqlFile('freshness'));
-  const last = row?.last_success ? new Date(String(row.last_success)) : null;
+  return row?.last_success ? new Date(String(row.last_success)) : null;
+}
+
+const freshness: Check = async (w, o) => {
+  const last = await lastSuccessfulRun(w);
   const hours = last ? (o.now.getTime() - last.getTime()) / 3_600_000 : null;
   const passed = hours !== null && hours <= o.maxAgeHours;
   return {

@@ -255,8 +255,11 @@ export function executionOf(ref: ExecRef, ranks = ranksOf(ref)): WirePromptExecu
   };
 }
 
-/** Answer overlay of a mutation: a string replaces the answer, null makes the result missing. */
-export type AnswerOverride = { answer: string | null } | undefined;
+/**
+ * Overlay of a mutation: `answer` (when present) replaces the answer, null makes the result
+ * missing; `dropLastRanks` removes that many items from the end of rank_details.
+ */
+export type AnswerOverride = { answer?: string | null; dropLastRanks?: number } | undefined;
 
 /** 2.5 daily results item: 2.4 fields plus the result. */
 export function resultItemOf(ref: ExecRef, override?: AnswerOverride): WirePromptResultItem {
@@ -265,21 +268,24 @@ export function resultItemOf(ref: ExecRef, override?: AnswerOverride): WirePromp
   let missing = isMissing(ref.h);
   let answer: string | null = null;
   let think: string | null = null;
-  if (override) {
+  if (override && 'answer' in override) {
     missing = override.answer === null;
-    answer = override.answer;
+    answer = override.answer ?? null;
     think = missing ? null : thinkOf(ref);
   } else if (!missing) {
     answer = answerOf(ref, ranks.brands, base.prompt_name);
     think = thinkOf(ref);
   }
+  const drop = override?.dropLastRanks ?? 0;
+  const details = drop > 0 ? ranks.details.slice(0, Math.max(0, ranks.details.length - drop)) : ranks.details;
+  const valid = details.filter((d) => typeof d.position === 'number' && d.position > 0).length;
   return {
     ...base,
     result_status: missing ? 'missing' : 'available',
     answer,
     think,
     rank_exposure: ranks.rank_exposure,
-    rank_exposure_number: ranks.rank_exposure_number,
-    rank_details: ranks.details,
+    rank_exposure_number: drop > 0 ? String(valid) : ranks.rank_exposure_number,
+    rank_details: details,
   };
 }

@@ -36,6 +36,12 @@ export class Overlay {
   readonly headArmed = new Map<number, number>();
   /** (ordinal, day) -> k listed first (moved there between two pages). */
   readonly headMoved = new Map<number, number>();
+  /** (ordinal, day) -> an execution saved again (and moved last) once a task/results page is served. */
+  readonly resaveArmed = new Map<number, { k: number; promptTaskId: number; answer: string }>();
+  /** (ordinal, day) -> k listed last (saved again between two pages, in a list ordered by save time). */
+  readonly tailMoved = new Map<number, number>();
+  /** Executions whose rank_details lost their last item (saved again with one brand fewer). */
+  readonly droppedRank = new Set<number>();
   /** (ordinal, day) -> deleted k, so a list with no deletion stays a plain index range. */
   private readonly deletedByTaskDay = new Map<number, Set<number>>();
 
@@ -53,6 +59,9 @@ export class Overlay {
     this.hiddenMonitoringTasks.clear();
     this.headArmed.clear();
     this.headMoved.clear();
+    this.resaveArmed.clear();
+    this.tailMoved.clear();
+    this.droppedRank.clear();
   }
 
   delete(promptTaskId: number): void {

@@ -102,6 +102,14 @@ export interface WorldMutations {
    */
   moveToHeadBetweenPages(promptTaskId: number): void;
   /**
+   * An answer saved again while a client pages: once the next task/results page of the
+   * execution's unit has been served, its answer becomes `answer`, its rank_details lose their
+   * last item, and it moves to the end of the unit's lists (task/results, task/prompts, legacy
+   * task/list), as in a list ordered by save time. Offset paging then lists it twice, the second
+   * time updated (and skips the execution that moved up into the page already served).
+   */
+  resaveBetweenPages(promptTaskId: number, answer: string): void;
+  /**
    * A screenshot taken late: an execution listed without one now has it, in its listed item
    * (`screenshot_url`) and on prompt/screenshot. Returns false when it already had one.
    */
@@ -214,6 +222,14 @@ export class SimWorld implements World {
       moveToHeadBetweenPages: (id) => {
         const ref = this.mustResolve(id);
         this.overlay.headArmed.set(taskDayKey(ref.pt.ordinal, ref.day), ref.k);
+      },
+      resaveBetweenPages: (id, answer) => {
+        const ref = this.mustResolve(id);
+        this.overlay.resaveArmed.set(taskDayKey(ref.pt.ordinal, ref.day), {
+          k: ref.k,
+          promptTaskId: id,
+          answer,
+        });
       },
       takeScreenshot: (id) => {
         const ref = this.mustResolve(id);
@@ -429,12 +445,15 @@ export class SimWorld implements World {
   visible(pt: PlatformTaskDef, day: number): { count: number; kAt: (i: number) => number } {
     const n = this.inHistory(day) ? this.model.count(pt, day) : 0;
     const deleted = pt.ordinal > 0 ? this.overlay.deletedKs(pt.ordinal, day) : undefined;
-    const head =
-      this.overlay.headMoved.size > 0 ? this.overlay.headMoved.get(taskDayKey(pt.ordinal, day)) : undefined;
-    if ((!deleted || deleted.size === 0) && head === undefined) return { count: n, kAt: (i) => i };
+    const key = taskDayKey(pt.ordinal, day);
+    const head = this.overlay.headMoved.size > 0 ? this.overlay.headMoved.get(key) : undefined;
+    const tail = this.overlay.tailMoved.size > 0 ? this.overlay.tailMoved.get(key) : undefined;
+    if ((!deleted || deleted.size === 0) && head === undefined && tail === undefined)
+      return { count: n, kAt: (i) => i };
     const ks: number[] = [];
-    for (let k = 0; k < n; k++) if (!deleted?.has(k) && k !== head) ks.push(k);
+    for (let k = 0; k < n; k++) if (!deleted?.has(k) && k !== head && k !== tail) ks.push(k);
     if (head !== undefined && head < n && !deleted?.has(head)) ks.unshift(head);
+    if (tail !== undefined && tail !== head && tail < n && !deleted?.has(tail)) ks.push(tail);
     return { count: ks.length, kAt: (i) => ks[i] as number };
   }
 
@@ -473,11 +492,13 @@ export class SimWorld implements World {
   }
 
   resultItem(ref: ExecRef): WirePromptResultItem {
-    const o = this.overlay.answers;
-    return resultItemOf(
-      ref,
-      o.has(ref.prompt_task_id) ? { answer: o.get(ref.prompt_task_id) ?? null } : undefined,
-    );
+    const o = this.overlay;
+    const id = ref.prompt_task_id;
+    if (!o.answers.has(id) && !o.droppedRank.has(id)) return resultItemOf(ref);
+    return resultItemOf(ref, {
+      ...(o.answers.has(id) ? { answer: o.answers.get(id) ?? null } : {}),
+      ...(o.droppedRank.has(id) ? { dropLastRanks: 1 } : {}),
+    });
   }
 
   executionItem(ref: ExecRef): WirePromptExecution {
@@ -505,14 +526,26 @@ export class SimWorld implements World {
     );
   }
 
-  /** A task/results page of (pt, day) was served: an armed moveToHeadBetweenPages takes effect. */
+  /**
+   * A task/results page of (pt, day) was served: an armed moveToHeadBetweenPages or
+   * resaveBetweenPages takes effect.
+   */
   notePageServed(pt: PlatformTaskDef, day: number): void {
-    if (this.overlay.headArmed.size === 0) return;
+    const o = this.overlay;
+    if (o.headArmed.size === 0 && o.resaveArmed.size === 0) return;
     const key = taskDayKey(pt.ordinal, day);
-    const k = this.overlay.headArmed.get(key);
-    if (k === undefined) return;
-    this.overlay.headArmed.delete(key);
-    this.overlay.headMoved.set(key, k);
+    const k = o.headArmed.get(key);
+    if (k !== undefined) {
+      o.headArmed.delete(key);
+      o.headMoved.set(key, k);
+    }
+    const resave = o.resaveArmed.get(key);
+    if (resave !== undefined) {
+      o.resaveArmed.delete(key);
+      o.answers.set(resave.promptTaskId, resave.answer);
+      o.droppedRank.add(resave.promptTaskId);
+      o.tailMoved.set(key, resave.k);
+    }
   }
 
   /** corruptSource: whether this source is served with a wrong-typed field. */
@@ -602,6 +635,10 @@ export class SimWorld implements World {
       const was = isMissing(ref.h);
       if (was && answer !== null) t.missingResults--;
       if (!was && answer === null) t.missingResults++;
+    }
+    for (const id of o.droppedRank) {
+      const ref = this.resolve(id);
+      if (ref && ref.day === day && rankCount(ref.h, ref.pt) > 0) t.ranks--;
     }
     for (const [id, removed] of o.removedSources) {
       const ref = this.resolve(id);

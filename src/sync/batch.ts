@@ -37,9 +37,54 @@ export function childRows(
   };
 }
 
-/** `fingerprint`: the listed item's (fingerprintOf), computed once by the unit that listed it. */
+/**
+ * The execution a batch entry belongs to: a row's or a note's `prompt_task_id`, or the id itself
+ * (`sourcesMerged`). Undefined for an entry that names none.
+ */
+function executionOf(entry: unknown): number | undefined {
+  if (typeof entry === 'number') return entry;
+  if (entry !== null && typeof entry === 'object' && 'prompt_task_id' in entry) {
+    const id = (entry as { prompt_task_id: unknown }).prompt_task_id;
+    return typeof id === 'number' ? id : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Removes, in place, everything the batch holds of the executions `ids`: their rows in every
+ * table, their kept children, merged sources and fingerprints, in every list of the batch (by
+ * name, so a list the batch gains is covered). What lets a copy of an execution listed again
+ * replace the earlier copy whole: two copies' rows are never combined (one copy's extra rank row
+ * beside the other's answer, as prepareBatch's per-key de-duplication combined them).
+ */
+export function dropExecutions(batch: ExecutionBatch, ids: ReadonlySet<number>): void {
+  if (ids.size === 0) return;
+  const lists = batch as unknown as Record<string, unknown[] | undefined>;
+  for (const [name, list] of Object.entries(lists)) {
+    if (!Array.isArray(list)) continue;
+    lists[name] = list.filter((entry) => {
+      const id = executionOf(entry);
+      return id === undefined || !ids.has(id);
+    });
+  }
+  const index = executionIds.get(batch);
+  for (const id of ids) index?.delete(id);
+}
+
+/** The executions each batch built by addToBatch holds: a copy listed again is found at once. */
+const executionIds = new WeakMap<ExecutionBatch, Set<number>>();
+
+/**
+ * `fingerprint`: the listed item's (fingerprintOf), computed once by the unit that listed it.
+ * An execution the batch already holds (listed twice, see runUnit) is replaced whole: the
+ * earlier copy's rows, notes and fingerprint leave the batch before this copy's join it.
+ */
 export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle, fingerprint: string): void {
   const id = b.item.prompt_task_id;
+  let ids = executionIds.get(batch);
+  if (!ids) executionIds.set(batch, (ids = new Set(batch.executions.map((e) => e.prompt_task_id))));
+  if (ids.has(id)) dropExecutions(batch, new Set([id]));
+  ids.add(id);
   for (const u of b.unread) {
     (batch.kept ??= []).push({ prompt_task_id: id, child: KEEPS[u.child] });
   }

@@ -6,7 +6,9 @@ import type { RejectedRecord } from '../api/client.ts';
 import { unitKey } from './planner.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
+import { ReadShortcuts } from '../extract/shortcuts.ts';
 import type { Warehouse, Written } from '../load/warehouse.ts';
+import { cutBelow, jsonDepthExceeds, MAX_STORED_JSON_DEPTH } from '../json-text.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
 import { Slots } from './slots.ts';
 import { GroupWriter } from './writer.ts';
@@ -34,6 +36,14 @@ export interface RunCounters {
   executionsRead: number;
   /** Listed executions left as stored: fingerprint unchanged, children complete last time. */
   executionsUnchanged: number;
+  /** Listings of an execution its unit had listed already (paging shifted): the last copy kept. */
+  executionsListedTwice: number;
+  /**
+   * Requests not made because they could bring nothing (issue 30): task/prompts of units whose
+   * listing is complete and lists every stored execution, prompt/products of platform tasks that
+   * answered `unsupported` this run, prompt/screenshot of executions listed without one.
+   */
+  notAsked: { crossChecks: number; products: number; screenshots: number };
 }
 
 export function newCounters(): RunCounters {
@@ -54,6 +64,8 @@ export function newCounters(): RunCounters {
     textValuesChanged: 0,
     executionsRead: 0,
     executionsUnchanged: 0,
+    executionsListedTwice: 0,
+    notAsked: { crossChecks: 0, products: 0, screenshots: 0 },
   };
 }
 
@@ -76,6 +88,9 @@ export class RunContext {
 
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
+
+  /** Child requests whose answer the run already knows (issue 30), counted in `notAsked`. */
+  readonly shortcuts = new ReadShortcuts(this.counters.notAsked);
 
   constructor(
     readonly runId: string,
@@ -120,7 +135,10 @@ export class RunContext {
       endpoint: r.endpoint,
       params: r.params as Json,
       reason: r.reason,
-      raw: (r.raw ?? null) as Json,
+      // Kept as JSON: a payload nested deeper than a JSON column takes is kept cut at that depth.
+      raw: (jsonDepthExceeds(r.raw, MAX_STORED_JSON_DEPTH)
+        ? cutBelow(r.raw, MAX_STORED_JSON_DEPTH)
+        : (r.raw ?? null)) as Json,
       seen_at: this.now().toISOString(),
     });
     this.logger.warn({ endpoint: r.endpoint, params: r.params, reason: r.reason }, 'record quarantined');

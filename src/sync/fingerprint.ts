@@ -7,17 +7,16 @@
  * so each gets the enrichment's columns.
  */
 import { createHash } from 'node:crypto';
+import { jsonText } from '../json-text.ts';
 
-/** JSON text with object keys sorted at every depth; `undefined` members dropped as JSON does. */
+/**
+ * JSON text with object keys sorted at every depth; `undefined` members dropped as JSON does.
+ * Without recursion (json-text.ts): an unknown member nested thousands of levels deep is
+ * fingerprinted like any other, and the text is the one the recursive form made, so fingerprints
+ * stored by earlier versions still match.
+ */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value))
-    return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  const members = Object.keys(value)
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-  return `{${members.join(',')}}`;
+  return jsonText(value, { sortKeys: true });
 }
 
 /** What of a run's reading decides an execution's stored children besides its item. */

@@ -27,6 +27,26 @@ export class LockLostError extends Error {
   }
 }
 
+/**
+ * Taking the lock exclusive proves that nobody else runs on this warehouse: a run, a worker's job
+ * attempt or a distributed enqueue writes and finishes its sync_runs row while it holds the lock
+ * (shared or exclusive), so a row still `running` now belongs to a process that ended without
+ * finishing it (kill -9, an out-of-memory kill, a machine stopped). It is marked `interrupted`,
+ * its error saying who found it and when; `finished_at` stays NULL (when it ended is unknown).
+ * Its finished units kept their checkpoints; the rest is redone by whoever runs next.
+ */
+async function interruptAbandoned(
+  warehouse: Warehouse,
+  holder: string,
+  tell: ((runIds: string[]) => void) | undefined,
+): Promise<void> {
+  const note =
+    `interrupted: found still running at ${new Date().toISOString()} by ${holder}, which took the ` +
+    'warehouse lock; its process had ended without recording its end (killed, or its machine stopped)';
+  const runIds = await warehouse.interruptAbandonedRuns(note);
+  if (runIds.length > 0) tell?.(runIds);
+}
+
 export function lockHolder(kind: string, now = new Date()): string {
   return `geo-sync ${kind} pid ${process.pid} on ${hostname()} since ${now.toISOString()}`;
 }
@@ -46,6 +66,8 @@ export async function acquireLock(
     signal?: AbortSignal;
     /** Told once, when the lock is held by another and the wait begins. */
     onWait?: (holder: string | undefined) => void;
+    /** Told the runs found still `running` and marked `interrupted` (exclusive mode only). */
+    onInterrupted?: (runIds: string[]) => void;
   } = {},
 ): Promise<void> {
   // A non-finite wait (NaN from a bad caller) must not poll forever: it means no wait.
@@ -54,7 +76,11 @@ export async function acquireLock(
   let waiting = false;
   for (;;) {
     const r = await warehouse.tryLock(holder, opts.mode ?? 'exclusive');
-    if (r.acquired) return;
+    if (r.acquired) {
+      if ((opts.mode ?? 'exclusive') === 'exclusive')
+        await interruptAbandoned(warehouse, holder, opts.onInterrupted);
+      return;
+    }
     if (Date.now() >= deadline) throw new LockHeldError(r.holder);
     if (!waiting) opts.onWait?.(r.holder);
     waiting = true;

@@ -2,7 +2,8 @@
  * Prometheus metrics of a long-running `schedule` process, from the summaries of its runs.
  * A private Registry (never prom-client's global one): two schedulers in one process, or a
  * library user with metrics of their own, never collide. Counters add up every run of the
- * process; gauges describe the last run.
+ * process; gauges describe the last run. The alert rules built on them are in
+ * deploy/prometheus/geo-sync.rules.yml.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,8 @@ import type { RunSummary } from './run.ts';
 
 /** The `status` label of a run that threw before it had a summary (not a RunStatus). */
 export type RunOutcome = RunSummary['status'] | 'locked';
+
+const STATUSES: readonly RunOutcome[] = ['success', 'partial', 'failed', 'interrupted', 'locked'];
 
 export class SyncMetrics {
   readonly registry = new Registry();
@@ -22,8 +25,11 @@ export class SyncMetrics {
   private readonly rejects: Counter;
   private readonly units: Counter<'state'>;
   private readonly executions: Counter<'state'>;
+  private readonly listedTwice: Counter;
   private readonly lastDuration: Gauge;
   private readonly lastSuccess: Gauge;
+  private readonly lastStatus: Gauge<'status'>;
+  private readonly started: Gauge;
   private readonly checkPassed: Gauge<'check'>;
   private readonly checkFailingRows: Gauge<'check'>;
   private readonly checksAt: Gauge;
@@ -72,6 +78,11 @@ export class SyncMetrics {
     });
     this.executions.inc({ state: 'read' }, 0);
     this.executions.inc({ state: 'unchanged' }, 0);
+    this.listedTwice = new Counter({
+      name: 'geo_sync_executions_listed_twice_total',
+      help: 'Executions listed again by their unit (paging shifted while answers were saved); the copy listed last was kept whole',
+      registers,
+    });
     this.lastDuration = new Gauge({
       name: 'geo_sync_last_run_duration_seconds',
       help: 'Duration of the last run that finished, in seconds',
@@ -82,6 +93,18 @@ export class SyncMetrics {
       help: 'When the last successful run finished (Unix time, seconds); 0 before the first',
       registers,
     });
+    this.lastStatus = new Gauge({
+      name: 'geo_sync_last_run_status',
+      help: "The outcome of this process's last run: 1 for its status (success, partial, failed, interrupted, locked), 0 for the others; all 0 before the first",
+      labelNames: ['status'],
+      registers,
+    });
+    this.started = new Gauge({
+      name: 'geo_sync_scheduler_start_timestamp_seconds',
+      help: 'When this scheduler process started (Unix time, seconds)',
+      registers,
+    });
+    this.started.set(Date.now() / 1000);
     this.checkPassed = new Gauge({
       name: 'geo_check_passed',
       help: 'Data test result of the last check (schedule --check): 1 passed, 0 failed',
@@ -101,14 +124,29 @@ export class SyncMetrics {
     });
     this.checksAt.set(0);
     // Present from the first scrape, so alerts on absence or age work before any run.
-    for (const status of ['success', 'partial', 'failed', 'interrupted', 'locked'])
+    for (const status of STATUSES) {
       this.runs.inc({ status }, 0);
+      this.lastStatus.set({ status }, 0);
+    }
     this.lastSuccess.set(0);
+  }
+
+  /**
+   * When the warehouse's last successful run finished, as read at start: a restarted scheduler
+   * (systemd restarts it on failure) does not report "never" and hide or fake staleness.
+   */
+  setLastSuccess(at: Date | null): void {
+    this.lastSuccess.set(at ? at.getTime() / 1000 : 0);
+  }
+
+  private setLastStatus(status: RunOutcome): void {
+    for (const s of STATUSES) this.lastStatus.set({ status: s }, s === status ? 1 : 0);
   }
 
   /** Adds a finished run. */
   observeRun(s: RunSummary): void {
     this.runs.inc({ status: s.status });
+    this.setLastStatus(s.status);
     for (const [table, n] of Object.entries(s.counters.rows)) this.rows.inc({ table }, n);
     this.requests.inc(s.api.requests);
     this.retries.inc(s.api.retries);
@@ -119,6 +157,7 @@ export class SyncMetrics {
     this.units.inc({ state: 'skipped' }, s.counters.unitsSkipped);
     this.executions.inc({ state: 'read' }, s.counters.executionsRead);
     this.executions.inc({ state: 'unchanged' }, s.counters.executionsUnchanged);
+    this.listedTwice.inc(s.counters.executionsListedTwice);
     const finished = Date.parse(s.finishedAt);
     this.lastDuration.set((finished - Date.parse(s.startedAt)) / 1000);
     if (s.status === 'success') this.lastSuccess.set(finished / 1000);
@@ -139,6 +178,7 @@ export class SyncMetrics {
   /** A run that ended without a summary (it threw, or the lock was held). */
   observeError(status: 'failed' | 'locked'): void {
     this.runs.inc({ status });
+    this.setLastStatus(status);
   }
 }
 

@@ -51,18 +51,23 @@ export function scheduledDates(now: Date, lookbackDays: number): string[] {
   return daysBetween(refreshFromDay(now, lookbackDays), shanghaiYesterday(now));
 }
 
-/** What the warehouse holds of one unit: its stored executions, and how many of those had their
- * children read completely last time (change detection skips those when their item is unchanged). */
+/**
+ * What the warehouse holds of one unit: its stored executions, how many of those had their
+ * children read completely last time (change detection skips those when their item is unchanged),
+ * and how many need no screenshot request or no products request (issue 30).
+ */
 export interface StoredUnit {
   executions: number;
   complete: number;
+  /** Stored without a screenshot URL: read without a screenshot request. */
+  withoutScreenshot: number;
+  /** Products stored as unsupported: one request per platform task and run answers them all. */
+  unsupported: number;
 }
 
 export interface RequestShape {
-  /** Child requests per execution read (sources, products, screenshot, + legacy enrichments). */
+  /** Child requests per execution read at most (sources, products, screenshot, + legacy enrichments). */
   perExecution: number;
-  /** Requests per unit besides its task/results pages (the task/prompts cross-check). */
-  perUnit: number;
   /** Whether unchanged executions with complete children are skipped (off with --reread). */
   changeDetection: boolean;
   /** Executions assumed for a unit the warehouse has never stored. */
@@ -80,9 +85,14 @@ export interface RequestEstimate {
 
 /**
  * Requests a plan will make, estimated before any request: per unit one task/results page per
- * 100 executions plus `perUnit`, and `perExecution` per execution read. A unit the warehouse holds
- * counts its stored executions; under change detection the low figure reads only those whose
- * children were incomplete. A unit never stored counts `assumedExecutions`, all read.
+ * 100 executions, and per execution read its child requests. A unit the warehouse holds counts
+ * its stored executions; under change detection the low figure reads only those whose children
+ * were incomplete. Of the executions read, those stored without a screenshot URL ask none, and
+ * those whose products were stored as unsupported ask one products request per platform task
+ * and run (a share of the unit's, when only some are read). A unit never stored counts
+ * `assumedExecutions`, all read at `perExecution` (what they are is not known before asking).
+ * The task/prompts cross-check is counted nowhere: it is asked only where a stored execution is
+ * no longer listed (or the listing shifted), which is not known before the run.
  */
 export function estimateRequests(
   units: readonly Unit[],
@@ -92,14 +102,42 @@ export function estimateRequests(
   let low = 0;
   let high = 0;
   let unknownUnits = 0;
+  // Platform tasks whose one products request is already counted, per figure.
+  const askedLow = new Set<number>();
+  const askedHigh = new Set<number>();
   for (const u of units) {
     const s = stored.get(unitKey(u));
     if (!s) unknownUnits++;
     const n = s?.executions ?? shape.assumedExecutions;
-    const fixed = Math.max(1, Math.ceil(n / 100)) + shape.perUnit;
-    const read = s && shape.changeDetection ? Math.max(0, n - s.complete) : n;
-    low += fixed + read * shape.perExecution;
-    high += fixed + n * shape.perExecution;
+    const pages = Math.max(1, Math.ceil(n / 100));
+    if (!s) {
+      low += pages + n * shape.perExecution;
+      high += pages + n * shape.perExecution;
+      continue;
+    }
+    const read = shape.changeDetection ? Math.max(0, n - s.complete) : n;
+    low += pages + childRequests(u.task_id, read, s, shape, askedLow);
+    high += pages + childRequests(u.task_id, n, s, shape, askedHigh);
   }
   return { low, high, unknownUnits };
+}
+
+/** Child requests of `read` of a stored unit's executions, its shares applied to them. */
+function childRequests(
+  task_id: number,
+  read: number,
+  s: StoredUnit,
+  shape: RequestShape,
+  asked: Set<number>,
+): number {
+  if (read === 0) return 0;
+  const share = (k: number) => Math.round((read * k) / s.executions);
+  const unsupported = share(s.unsupported);
+  let products = read - unsupported;
+  if (unsupported > 0 && !asked.has(task_id)) {
+    products++;
+    asked.add(task_id);
+  }
+  const screenshots = read - share(s.withoutScreenshot);
+  return read * (shape.perExecution - 2) + products + screenshots;
 }

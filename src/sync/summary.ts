@@ -15,8 +15,13 @@ export function formatSummary(s: RunSummary): string {
     `executions: ${c.executionsRead} read, ${c.executionsUnchanged} unchanged (not re-read; --reread reads them)`,
     `requests: ${s.api.requests} (${s.api.retries} retries, ${s.api.rateLimited} rate-limited)`,
     `rejects: ${c.rejects} quarantined in geo.sync_rejects; ${c.goneExecutions} executions deleted upstream meanwhile`,
-    'rows written:',
   ];
+  const n = c.notAsked;
+  if (n.crossChecks || n.products || n.screenshots)
+    lines.push(
+      `not asked (could bring nothing): ${n.crossChecks} task/prompts (every stored execution listed), ${n.products} prompt/products (platform unsupported), ${n.screenshots} prompt/screenshot (listed without one)`,
+    );
+  lines.push('rows written:');
   const rows = Object.entries(c.rows).sort(([a], [b]) => a.localeCompare(b));
   const width = Math.max(0, ...rows.map(([t]) => t.length));
   for (const [t, n] of rows) lines.push(`  ${t.padEnd(width)}  ${n}`);
@@ -27,6 +32,10 @@ export function formatSummary(s: RunSummary): string {
   if (c.textValuesChanged)
     lines.push(
       `text: ${c.textValuesChanged} values stored changed (U+0000 dropped, lone surrogates as U+FFFD), the same on both warehouses`,
+    );
+  if (c.executionsListedTwice)
+    lines.push(
+      `listed twice: ${c.executionsListedTwice} executions listed again in their unit (the list shifted between pages); the copy listed last was read and kept whole`,
     );
   if (c.unitsListMismatch)
     lines.push(

@@ -13,6 +13,8 @@ import { addToBatch, emptyBatch } from './batch.ts';
 import { executionWindow, type RunContext } from './context.ts';
 import { quarantineUnread } from './unread.ts';
 import { fingerprintOf } from './fingerprint.ts';
+import { needsCrossCheck, readCrossCheck, type CrossCheck } from './cross-check.ts';
+import type { StoredUnitExecutions } from '../load/warehouse.ts';
 
 export type UnitOutcome = { status: 'done'; executions: number } | { status: 'failed'; error: string };
 
@@ -39,9 +41,6 @@ export function isForbidden(e: unknown): boolean {
   return isGeoApiError(e) && e.code === 'FORBIDDEN';
 }
 
-/** The unit's task/prompts listing, as ids, or why it could not be read. */
-type CrossCheck = { ids: Set<number> } | { error: unknown };
-
 type Settled =
   { ok: true; bundle: ExecutionBundle; fingerprint: string } | { ok: false; id: number; error: unknown };
 
@@ -65,21 +64,17 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   /** A 403 on a child: the key's (fatal) or this task's (the unit fails), asked at the end. */
   let fatalCandidate: unknown = null;
 
-  // Only the ids are kept: the whole listing of a unit (~2,000 items a unit on a 100k day, 8 units
-  // reading) was what grew the heap from the 10k day to the 100k day (heap snapshots, issue 10).
-  const crossCheck: Promise<CrossCheck> | null = config.enrich.crossCheck
-    ? api.dailyExecutions(unit.task_id, unit.date).then(
-        (list): CrossCheck => ({ ids: new Set(list.map((e) => e.prompt_task_id)) }),
-        (error: unknown): CrossCheck => ({ error }),
-      )
-    : null;
+  // The cross-check (task/prompts), asked once the listing is read and only where a deletion is
+  // at stake (needsCrossCheck, issue 30).
+  let crossCheck: Promise<CrossCheck> | null = null;
 
-  // Change detection: the fingerprints of this unit's executions stored with complete children.
-  // Read while the first page is on its way.
-  // Off with `changeDetection: false`; a run's --reread passes a config saying so.
-  const stored: Promise<Map<number, string>> | null = config.changeDetection
-    ? ctx.warehouse.completeFingerprints(unit.task_id, unit.date)
-    : null;
+  // The unit's stored executions, read while the first page is on its way: for change detection
+  // the fingerprints of those stored with complete children (off with `changeDetection: false`;
+  // a run's --reread passes a config saying so), for the cross-check every stored id.
+  const stored: Promise<StoredUnitExecutions> | null =
+    config.changeDetection || config.enrich.crossCheck
+      ? ctx.warehouse.unitExecutions(unit.task_id, unit.date)
+      : null;
   stored?.catch(() => undefined);
 
   const flush = async () => {
@@ -113,14 +108,26 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
     for await (const page of prefetch(api.resultPages(unit.task_id, unit.date))) {
       listedTotal = page.total;
       if (ctx.signal?.aborted) throw ctx.signal.reason ?? new Error('aborted');
-      unchanged ??= stored ? await stored : null;
+      unchanged ??= stored && config.changeDetection ? (await stored).complete : null;
       for (const item of page.items) {
+        const again = seen.has(item.prompt_task_id);
         seen.add(item.prompt_task_id);
-        // Unchanged since read whole: no child request, and its stored rows are left as they are
-        // (their synced_at stays). It still counts as listed for the unit's deletion rule.
         // Hashed once: compared here, written with the execution's rows when it is read.
         const fingerprint = fingerprintOf(item, reading);
-        if (unchanged && unchanged.get(item.prompt_task_id) === fingerprint) {
+        // Listed twice: offset paging shifted while its answer was saved again. The copy listed
+        // last wins whole (its page was served later): it is always read, whatever the stored
+        // fingerprint says (an earlier, older copy may have been read), and its rows replace the
+        // earlier copy's in the batch (addToBatch), the group commit (merged) or the warehouse.
+        if (again) {
+          ctx.counters.executionsListedTwice++;
+          log.warn(
+            { prompt_task_id: item.prompt_task_id },
+            'execution listed twice by task/results (the list shifted between pages): the copy listed last is read and kept whole',
+          );
+        }
+        // Unchanged since read whole: no child request, and its stored rows are left as they are
+        // (their synced_at stays). It still counts as listed for the unit's deletion rule.
+        else if (unchanged && unchanged.get(item.prompt_task_id) === fingerprint) {
           ctx.counters.executionsUnchanged++;
           continue;
         }
@@ -132,7 +139,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
           else await slots.released();
         }
         window.push(
-          fetchExecution(api, item, reading).then(
+          fetchExecution(api, item, reading, ctx.shortcuts).then(
             (bundle): Settled => ({ ok: true, bundle, fingerprint }),
             (error: unknown): Settled => ({ ok: false, id: item.prompt_task_id, error }),
           ),
@@ -140,6 +147,12 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
         while (window.length > maxInFlight) await settleOne(await window.shift()!);
         if (fatal) throw fatal;
       }
+    }
+    // Asked while the unit's last executions are read.
+    if (stored && config.enrich.crossCheck) {
+      const listed = { seen, rejected: ctx.rejectedIdsOf(unitKey(unit)), total: listedTotal };
+      if (needsCrossCheck(listed, (await stored).ids)) crossCheck = readCrossCheck(api, unit);
+      else ctx.counters.notAsked.crossChecks++;
     }
     while (window.length > 0) await settleOne(await window.shift()!);
     if (fatal) throw fatal;
@@ -202,10 +215,12 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
 
 /**
  * Offset paging under a list that changes between pages can skip a live execution, which the
- * unit's completion would then delete as "no longer listed". Before deleting, the unit's
- * task/prompts list (one full array, not paged) is read: its IDs count as seen too, and if it
- * disagrees with what task/results returned, the unit deletes nothing this time (its rows and
- * checkpoint are still written); the disagreement is logged and counted. Without the cross-check
+ * unit's completion would then delete as "no longer listed". Where that can happen (a stored
+ * execution unlisted, or a listing short of its total: needsCrossCheck), the unit's task/prompts
+ * list (one full array, not paged) is read: its IDs count as seen too, and if it disagrees with
+ * what task/results returned, the unit deletes nothing this time (its rows and checkpoint are
+ * still written); the disagreement is logged and counted. Not read (null): the listing is whole
+ * and holds every stored execution, so the completion deletes nothing. Without the cross-check
  * (GEO_ENRICH_CROSS_CHECK=false) deletion trusts task/results alone; if task/prompts could not
  * be read, nothing is deleted.
  */

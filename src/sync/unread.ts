@@ -35,13 +35,26 @@ export function quarantineUnread(ctx: RunContext, b: ExecutionBundle, log: RunCo
       raw:
         u.kind === 'invalid' && e instanceof InvalidResponseError
           ? e.raw
-          : { prompt_task_id: id, child: u.child, status: e.status ?? 404, message: e.serverMessage ?? null },
+          : // A body over the size cap has no status worth naming and was never kept.
+            {
+              prompt_task_id: id,
+              child: u.child,
+              status: e.status ?? null,
+              message: e.serverMessage ?? null,
+            },
     };
     ctx.reject(record);
     if (u.kind === 'not_found') ctx.counters.childrenNotFound++;
     else ctx.counters.childrenInvalid++;
     log.warn(
-      { prompt_task_id: id, child: u.child, kind: u.kind, endpoint: e.endpoint },
+      {
+        prompt_task_id: id,
+        child: u.child,
+        kind: u.kind,
+        endpoint: e.endpoint,
+        code: e.code,
+        reason: record.reason,
+      },
       'child could not be read: quarantined, its stored rows kept',
     );
   }

@@ -1,35 +1,31 @@
 /**
- * `geo-sync verify` (issue 21): re-reads the children of stored executions from the API and
- * compares them, field by field, with the rows the warehouse holds. Change detection assumes a
- * child changes only together with its listed item; a difference found here is a child that
- * changed behind an unchanged item (or any other drift), and `--reread` repairs it.
+ * `geo-sync verify` (issue 21): re-reads stored executions from the API (their own endpoints and
+ * their children) and compares them, field by field, with the rows the warehouse holds in every
+ * table built from an execution. Change detection assumes a child changes only together with its
+ * listed item; a difference found here is a child that changed behind an unchanged item (or any
+ * other drift, as rows two copies of one execution were merged into), and `--reread` repairs it.
  */
+import { isGeoApiError } from '../api/errors.ts';
+import type { PromptResultItem } from '../api/schemas/hierarchical.ts';
 import { fetchChildren, type BundleOptions, type ExecutionChildren } from '../extract/execution.ts';
 import type { ApiPort } from '../extract/port.ts';
 import {
   EXECUTION_PRODUCTS,
+  EXECUTION_RANKS,
   EXECUTION_SCREENSHOTS,
   EXECUTION_SOURCES,
   PRODUCT_CARDS,
+  PROMPT_EXECUTIONS,
+  PROMPT_EXECUTIONS_BUT_TIMES,
 } from '../load/tables.ts';
 import type { VerifiedTable, Warehouse } from '../load/warehouse.ts';
-import { storedJson, storedText } from '../load/text.ts';
-import type { Json } from '../transform/rows.ts';
+import { toExecutionRow, toRankRows } from '../transform/executions.ts';
 import { childRows } from './batch.ts';
-import { executionTimes } from '../transform/executions.ts';
 import { isFatal, isForbidden } from './unit.ts';
 import { canonicalJson } from './fingerprint.ts';
+import { compareRows, shape, type Difference, type Row, type TableShape } from './verify-compare.ts';
 
-export interface Difference {
-  prompt_task_id: number;
-  table: VerifiedTable;
-  /** The row's key, e.g. `source_id=12`. */
-  key: string;
-  /** The column, or `(row)` when the row exists on one side only. */
-  column: string;
-  stored: unknown;
-  api: unknown;
-}
+export { compareRows, type Difference } from './verify-compare.ts';
 
 export interface VerifyResult {
   sampled: number;
@@ -42,103 +38,35 @@ export interface VerifyResult {
   failed: { prompt_task_id: number; error: string }[];
 }
 
-type Row = Record<string, unknown>;
+/** prompt_executions' columns: all of them, or all but the times (legacy task/detail) when not read. */
+const executionShape = (times: boolean) => shape(times ? PROMPT_EXECUTIONS : PROMPT_EXECUTIONS_BUT_TIMES);
 
-interface TableShape {
-  table: VerifiedTable;
-  key: readonly string[];
-  columns: readonly { name: string; kind: string }[];
-}
-
-const shape = (spec: {
-  table: string;
-  key: readonly string[];
-  columns: readonly { name: string; kind: string }[];
-}): TableShape => ({ table: spec.table as VerifiedTable, key: spec.key, columns: spec.columns });
-
-/** Only the times of prompt_executions come from an execution's own endpoint (legacy task/detail). */
-const TIMES: TableShape = {
-  table: 'prompt_executions',
-  key: ['prompt_task_id'],
-  columns: [
-    { name: 'created_at', kind: 'timestamptz' },
-    { name: 'updated_at', kind: 'timestamptz' },
-  ],
-};
-
-/** One form for a value as stored and as transformed from the API, by column kind. */
-function comparable(kind: string, v: unknown): string | null {
-  if (v === null || v === undefined) return null;
-  switch (kind) {
-    case 'timestamptz': {
-      const t = Date.parse(String(v));
-      return Number.isNaN(t) ? String(v) : String(t);
-    }
-    case 'bigint':
-    case 'integer':
-    case 'double':
-    case 'money':
-      return String(Number(v));
-    case 'boolean':
-      return String(Boolean(v));
-    // Both sides as the warehouse stores them (the text rule, load/text.ts): an API value holding
-    // U+0000 or a lone surrogate is stored changed, and that is not drift.
-    // Both warehouses read JSON columns back parsed: a string here is a JSON string value.
-    case 'json':
-      return canonicalJson(storedJson(v as Json));
-    default:
-      return storedText(String(v));
+/**
+ * What the execution's own endpoints say of its listed item: prompt/detail (the 2.4 fields) and
+ * prompt/result (the 2.5 fields, rank_details). A 404 or a permanent mismatch is reported as not
+ * read (the execution's other tables are still compared); anything else fails the execution.
+ */
+async function fetchOwn(api: ApiPort, id: number): Promise<PromptResultItem | { unread: string }> {
+  try {
+    const [detail, result] = await Promise.all([api.promptDetail(id), api.promptResult(id)]);
+    return { ...detail, ...result };
+  } catch (e) {
+    if (isGeoApiError(e) && (e.code === 'NOT_FOUND' || (e.code === 'INVALID_RESPONSE' && !e.retryable)))
+      return { unread: e.code === 'NOT_FOUND' ? 'not found' : 'invalid' };
+    throw e;
   }
 }
 
-function keyOf(t: TableShape, r: Row): string {
-  return t.key.map((k) => `${k}=${String(comparable('bigint', r[k]))}`).join(',');
-}
-
-export function compareRows(
-  t: TableShape,
+/** The rows the warehouse would hold for this execution (as the sync's batch writes them). */
+function apiRows(
   id: number,
-  stored: readonly Row[],
-  api: readonly Row[],
-): Difference[] {
-  const out: Difference[] = [];
-  const s = new Map(stored.map((r) => [keyOf(t, r), r]));
-  const a = new Map(api.map((r) => [keyOf(t, r), r]));
-  for (const key of [...new Set([...s.keys(), ...a.keys()])].sort()) {
-    const sr = s.get(key);
-    const ar = a.get(key);
-    if (!sr || !ar) {
-      out.push({
-        prompt_task_id: id,
-        table: t.table,
-        key,
-        column: '(row)',
-        stored: sr ? 'present' : 'absent',
-        api: ar ? 'present' : 'absent',
-      });
-      continue;
-    }
-    for (const c of t.columns) {
-      if (t.key.includes(c.name)) continue;
-      if (comparable(c.kind, sr[c.name]) !== comparable(c.kind, ar[c.name]))
-        out.push({
-          prompt_task_id: id,
-          table: t.table,
-          key,
-          column: c.name,
-          stored: sr[c.name] ?? null,
-          api: ar[c.name] ?? null,
-        });
-    }
-  }
-  return out;
-}
-
-/** The rows the warehouse would hold for these children (as the sync's batch writes them). */
-function apiRows(id: number, c: ExecutionChildren): Record<VerifiedTable, Row[]> {
+  c: ExecutionChildren,
+  own: PromptResultItem | null,
+): Record<VerifiedTable, Row[]> {
   const rows = childRows(id, c);
   return {
-    prompt_executions: c.detail ? [{ prompt_task_id: id, ...executionTimes(c.detail) }] : [],
+    prompt_executions: own ? [toExecutionRow(own, c.detail) as unknown as Row] : [],
+    execution_ranks: own ? (toRankRows(id, own.rank_details) as unknown as Row[]) : [],
     execution_sources: rows.sources as unknown as Row[],
     execution_screenshots: rows.screenshots as unknown as Row[],
     execution_products: rows.products as unknown as Row[],
@@ -146,9 +74,13 @@ function apiRows(id: number, c: ExecutionChildren): Record<VerifiedTable, Row[]>
   };
 }
 
-/** Which child each table's rows come from, to leave out what could not be read. */
+/**
+ * Which read each table's rows come from, to leave out what could not be read: the execution's
+ * own endpoints (prompt/detail, prompt/result) or one of its children.
+ */
 const CHILD_OF: Record<VerifiedTable, string> = {
-  prompt_executions: 'detail',
+  prompt_executions: 'execution',
+  execution_ranks: 'execution',
   execution_sources: 'sources',
   execution_screenshots: 'screenshot',
   execution_products: 'products',
@@ -162,8 +94,10 @@ export async function verifyExecutions(
 ): Promise<VerifyResult> {
   const sample = await warehouse.sampleExecutions(opts.sample, opts.range);
   const ids = sample.map((s) => s.prompt_task_id);
+  // Every table built from an execution. Its times only with the enrichment that reads them.
   const tables: TableShape[] = [
-    ...(opts.executionTimes ? [TIMES] : []),
+    executionShape(opts.executionTimes),
+    shape(EXECUTION_RANKS),
     shape(EXECUTION_SOURCES),
     shape(EXECUTION_SCREENSHOTS),
     shape(EXECUTION_PRODUCTS),
@@ -190,7 +124,12 @@ export async function verifyExecutions(
   };
   // One execution that cannot be read (after the client's retries) costs only itself; a key that
   // is refused stops verify as it stops a run (a 401; a 403 when auth/user refuses it too).
-  const children = await Promise.allSettled(sample.map((s) => fetchChildren(api, s, opts)));
+  const children = await Promise.allSettled(
+    sample.map(async (s) => {
+      const [c, own] = await Promise.all([fetchChildren(api, s, opts), fetchOwn(api, s.prompt_task_id)]);
+      return { ...c, own };
+    }),
+  );
   const rejected = children.flatMap((c) => (c.status === 'rejected' ? [c.reason as unknown] : []));
   const fatal = rejected.find(isFatal);
   if (fatal !== undefined) throw fatal;
@@ -214,11 +153,21 @@ export async function verifyExecutions(
     const unread = new Set<string>([...c.unread.map((u) => table(u.child)), ...c.partial.map(table)]);
     for (const u of c.unread) result.unread.push({ prompt_task_id: id, child: u.child });
     for (const p of c.partial) result.unread.push({ prompt_task_id: id, child: `${p} (read incompletely)` });
-    const fromApi = apiRows(id, c);
+    const own = 'unread' in c.own ? null : c.own;
+    if (!own) {
+      unread.add('execution');
+      result.unread.push({
+        prompt_task_id: id,
+        child: `prompt/detail or prompt/result (${(c.own as { unread: string }).unread})`,
+      });
+    }
+    const fromApi = apiRows(id, c, own);
     for (const t of tables) {
       if (unread.has(CHILD_OF[t.table])) continue;
+      // Times not read this time (legacy task/detail): the execution's other columns still are.
+      const compared = t.table === 'prompt_executions' && unread.has('detail') ? executionShape(false) : t;
       const mine = stored.get(t.table)?.get(id) ?? [];
-      result.differences.push(...compareRows(t, id, mine, fromApi[t.table]));
+      result.differences.push(...compareRows(compared, id, mine, fromApi[t.table]));
     }
   });
   return result;

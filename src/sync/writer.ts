@@ -9,7 +9,7 @@
  */
 import type { UnitCompletion } from '../load/warehouse.ts';
 import type { ExecutionBatch } from '../transform/rows.ts';
-import { batchRowCounts, emptyBatch } from './batch.ts';
+import { batchRowCounts, dropExecutions, emptyBatch } from './batch.ts';
 import { unitKey } from './planner.ts';
 
 export type CommitFn = (batch: ExecutionBatch, completions: readonly UnitCompletion[]) => Promise<void>;
@@ -130,11 +130,17 @@ export class GroupWriter {
 /**
  * One batch of the parts' rows (the part itself when there is one): every list of every part, by
  * name, so a list the batch gains is never left out of a transaction that holds several parts.
+ * An execution in two parts (listed twice by its unit) is taken whole from the later part: the
+ * earlier part's copy leaves the batch first, so the two copies' rows are never combined.
  */
-function merged(parts: readonly PendingPart[]): ExecutionBatch {
+export function merged(parts: readonly Pick<PendingPart, 'batch'>[]): ExecutionBatch {
   if (parts.length === 1) return parts[0]!.batch;
   const m: Record<string, unknown[]> = { ...emptyBatch() };
+  const ids = new Set<number>();
   for (const { batch } of parts) {
+    const again = new Set(batch.executions.map((e) => e.prompt_task_id).filter((id) => ids.has(id)));
+    dropExecutions(m as unknown as ExecutionBatch, again);
+    for (const e of batch.executions) ids.add(e.prompt_task_id);
     for (const [key, list] of Object.entries(batch) as [string, unknown[] | undefined][]) {
       if (list?.length) (m[key] ??= []).push(...list);
     }

@@ -98,6 +98,26 @@ const CASES: { name: string; outcome: AttemptOutcome; action: RetryAction; row: 
     row: 'unparseable body',
   },
   { name: 'schema mismatch', outcome: { kind: 'schema-mismatch' }, action: 'fail', row: 'schema mismatch' },
+  // Issue 27 item 1: an answer over GEO_MAX_RESPONSE_BYTES comes the same way again.
+  {
+    name: 'body over the cap',
+    outcome: { kind: 'too-large' },
+    action: 'fail',
+    row: 'body over the size cap',
+  },
+  // Issue 27 item 3: a header value with CR/LF is refused by undici again, however often asked.
+  {
+    name: 'request refused by the client',
+    outcome: { kind: 'invalid-request' },
+    action: 'fail',
+    row: 'request refused by the client',
+  },
+  {
+    name: 'UND_ERR_INVALID_ARG as a network code',
+    outcome: { kind: 'network', code: 'UND_ERR_INVALID_ARG' },
+    action: 'fail',
+    row: 'request refused by the client',
+  },
 ];
 
 describe('retry table', () => {
@@ -131,6 +151,8 @@ describe('requests that must not run twice', () => {
     ['reset (request may have arrived)', { kind: 'network', code: 'ECONNRESET' }, 'fail'],
     ['timeout', { kind: 'timeout' }, 'fail'],
     ['unparseable body', { kind: 'unparseable-body' }, 'fail'],
+    ['body over the cap', { kind: 'too-large' }, 'fail'],
+    ['request refused by the client', { kind: 'invalid-request' }, 'fail'],
     ['connection refused (never arrived)', { kind: 'network', code: 'ECONNREFUSED' }, 'retry'],
     ['429 (turned away)', { kind: 'status', status: 429 }, 'rate-limited'],
   ])('%s -> %s', (_name, outcome, action) => {

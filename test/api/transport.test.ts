@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Transport, TransportFailure } from '../../src/api/transport.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -13,13 +13,33 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let server: Server | undefined;
 let transport: Transport | undefined;
 
-async function serve(handler: Handler): Promise<Transport> {
+async function serve(handler: Handler, opts: { maxResponseBytes?: number } = {}): Promise<Transport> {
   server = createServer(handler);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  transport = new Transport({ baseUrl: `http://127.0.0.1:${port}/base/`, connections: 4 });
+  transport = new Transport({ baseUrl: `http://127.0.0.1:${port}/base/`, connections: 4, ...opts });
   return transport;
+}
+
+/** The promise's outcome, or 'unsettled' if it has none after `ms`. */
+async function settledWithin<T>(
+  p: Promise<T>,
+  ms: number,
+): Promise<{ value: T } | { error: unknown } | 'unsettled'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'unsettled'>((r) => (timer = setTimeout(() => r('unsettled'), ms)));
+  try {
+    return await Promise.race([
+      p.then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 afterEach(async () => {
@@ -138,5 +158,109 @@ describe('Transport over a real socket', () => {
     server!.removeAllListeners('request');
     server!.on('request', (_req: IncomingMessage, res: ServerResponse) => res.end('{"ok":1}'));
     expect((await t.send(get('/after'))).text).toBe('{"ok":1}');
+  });
+
+  // Issue 27 item 1: a 600 MiB answer made the process die (exit 13) or hang the scheduler.
+  it('a body that goes on past the cap fails at once, aborted without being collected', async () => {
+    let written = 0;
+    let closed!: () => void;
+    const socketClosed = new Promise<void>((r) => (closed = r));
+    const t = await serve(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // An answer that never ends: only a cap counted as the bytes come can end it.
+        const chunk = Buffer.alloc(16 * 1024, 0x20);
+        const pump = () => {
+          while (!res.destroyed && res.write(chunk)) written += chunk.length;
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        res.on('close', closed);
+        pump();
+      },
+      { maxResponseBytes: 64 * 1024 },
+    );
+    const outcome = await settledWithin(t.send(get('/huge', { timeoutMs: 20_000 })), 10_000);
+    expect(outcome).not.toBe('unsettled');
+    const err = (outcome as { error: unknown }).error;
+    expect(err).toBeInstanceOf(TransportFailure);
+    expect((err as TransportFailure).kind).toBe('too-large');
+    expect((err as TransportFailure).limitBytes).toBe(64 * 1024);
+    await socketClosed; // the request was aborted, not read to its end
+    expect(written).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('a body announced over the cap (Content-Length) fails before it is read', async () => {
+    const t = await serve(
+      (_req, res) => {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': String(10 * 1024 * 1024),
+        });
+        res.write('{"padding":"');
+      },
+      { maxResponseBytes: 4096 },
+    );
+    const err = await t.send(get('/announced')).catch((e: unknown) => e);
+    expect((err as TransportFailure).kind).toBe('too-large');
+    expect((err as TransportFailure).message).toMatch(/announced as 10485760 bytes/);
+  });
+
+  it('a body at the cap is read whole', async () => {
+    const body = `{"a":"${'x'.repeat(4096 - 8)}"}`;
+    expect(Buffer.byteLength(body)).toBe(4096);
+    const t = await serve((_req, res) => res.end(body), { maxResponseBytes: 4096 });
+    expect((await t.send(get('/exact'))).text).toBe(body);
+  });
+
+  it('a body that cannot be converted to text rejects the attempt instead of leaving it unsettled', async () => {
+    // What a 600 MiB body does (ERR_STRING_TOO_LONG), without 600 MiB: the conversion throws.
+    const t = await serve((_req, res) => res.end('{"marker":"convert-me"}'));
+    const toString = Buffer.prototype.toString;
+    const spy = vi.spyOn(Buffer.prototype, 'toString').mockImplementation(function (this: Buffer, ...args) {
+      const text = toString.apply(this, args as Parameters<typeof toString>);
+      if (text.includes('convert-me')) {
+        throw Object.assign(new Error('Cannot create a string longer than 0x1fffffe8 characters'), {
+          code: 'ERR_STRING_TOO_LONG',
+        });
+      }
+      return text;
+    });
+    try {
+      const outcome = await settledWithin(t.send(get('/convert')), 3000);
+      expect(outcome).not.toBe('unsettled');
+      const err = (outcome as { error: unknown }).error;
+      expect(err).toBeInstanceOf(TransportFailure);
+      expect((err as TransportFailure).kind).toBe('too-large');
+      expect((err as TransportFailure).code).toBe('ERR_STRING_TOO_LONG');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  // Issue 27 item 3: a key read from a CRLF .env file wedged undici's Pool for good.
+  it('a header value with CR or LF is refused without being sent, and the pool keeps serving', async () => {
+    let hits = 0;
+    const t = await serve((_req, res) => {
+      hits++;
+      res.end('{"ok":1}');
+    });
+    // More refusals than the pool has connections (4): undici's Pool would take each refusing
+    // client for a busy one, and queue every later request for good.
+    for (let i = 0; i < 6; i++) {
+      const err = await t
+        .send({ ...get('/crlf'), headers: { authorization: 'Bearer secret-key\r' } })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransportFailure);
+      expect((err as TransportFailure).kind).toBe('invalid-request');
+      expect((err as TransportFailure).message).toBe(
+        'the authorization header cannot be sent: its value contains a carriage return (CR) at the end',
+      );
+      expect((err as TransportFailure).message).not.toContain('secret-key');
+    }
+    expect(hits).toBe(0);
+    const ok = await settledWithin(t.send(get('/after')), 3000);
+    expect(ok).toEqual({ value: expect.objectContaining({ status: 200, text: '{"ok":1}' }) });
+    expect(await settledWithin(t.close(), 3000)).toEqual({ value: undefined });
+    transport = undefined;
   });
 });

@@ -39,6 +39,7 @@ describe('bench --smoke', () => {
       'load',
       'memory',
       'nightly',
+      'first-read',
       'dashboards',
     ]);
     // Each scenario left its figures (PostgreSQL's too where it runs; under CI it must).
@@ -50,6 +51,7 @@ describe('bench --smoke', () => {
       'rss_mb_10k',
       'nightly_ratio',
       'nightly_rollups_ratio',
+      'first_read_ratio',
     ])
       expect(results[key], key).toEqual(expect.any(Number));
     const dashboards = results.dashboards as {

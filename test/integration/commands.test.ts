@@ -1,5 +1,9 @@
 /** `schedule`, `runs` and `sync --dry-run` through the real CLI, against the simulator. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { addDays, shanghaiDay } from '../../src/time.ts';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/load/index.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
@@ -33,9 +37,9 @@ describe('schedule, runs, dry-run', () => {
     expect(r.stdout).toMatch(/plan for sync .*: \d+ units to run, 0 already finished/);
     expect(r.stdout).toMatch(/estimated requests: ~\d+/);
     expect(r.stdout).toContain('dry run: nothing was written');
-    // Nothing migrated yet: estimated as empty, and said.
-    expect(r.stdout).toContain(
-      'warehouse: not migrated to this version yet (geo-sync migrate); estimated as if it held nothing',
+    // No warehouse yet (and none created by the dry run): estimated as empty, and said.
+    expect(r.stdout).toMatch(
+      /warehouse: duckdb:.* does not exist yet \(a run creates it\); estimated as if it held nothing/,
     );
     expect(sim.stats.byEndpoint['GET /api/v2/geo/task/results'] ?? 0).toBe(before);
   });
@@ -75,10 +79,77 @@ describe('schedule, runs, dry-run', () => {
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
   });
 
-  it('schedule refuses an invalid cron expression with one clear line', async () => {
+  // Issue 27 item 7: `--cron '61 4 * * *'` was reported as GEO_SCHEDULE, which nobody set.
+  it('schedule refuses an invalid cron expression with one line naming where it was given', async () => {
     const r = await runCli(['schedule', '--cron', '61 * * * *'], env);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/GEO_SCHEDULE \(schedule\): "61 \* \* \* \*" is not a valid cron expression/);
+    expect(r.stderr).toBe('error: --cron (schedule): "61 * * * *" is not a valid cron expression\n');
+    const viaEnv = await runCli(['schedule'], { ...env, GEO_SCHEDULE: '61 * * * *' });
+    expect(viaEnv.code).toBe(2);
+    expect(viaEnv.stderr).toBe(
+      'error: GEO_SCHEDULE (schedule): "61 * * * *" is not a valid cron expression\n',
+    );
+    const file = join(mkdtempSync(join(tmpdir(), 'geo-cron-')), 'geo.json');
+    writeFileSync(file, JSON.stringify({ schedule: '61 * * * *', concurrency: 1000 }));
+    const viaFile = await runCli(['schedule', '--config', file], env);
+    expect(viaFile.code).toBe(2);
+    // GEO_CONCURRENCY is set here too: the environment's value wins, and is valid.
+    expect(viaFile.stderr).toBe(
+      `error: --config ${file}: schedule: "61 * * * *" is not a valid cron expression\n`,
+    );
+    const { GEO_CONCURRENCY: _set, ...withoutConcurrency } = env;
+    const fileOnly = await runCli(['schedule', '--config', file], withoutConcurrency);
+    expect(fileOnly.stderr).toBe(
+      `config: --config ${file}: concurrency: Too big: expected number to be <=256\n`,
+    );
+  });
+
+  // Issue 27 item 7: a scheduler stopped by its service manager between runs exits 0, whatever
+  // its last run came to (that is in geo.sync_runs); it exited 1 after a failed run.
+  it('schedule stopped by SIGTERM between runs exits 0, even after a failed run', async () => {
+    const own = duckdbTarget('commands-schedule-refused');
+    const p = startCli(['schedule', '--cron', '0 0 1 1 *', '--lookback-days', '0', '--run-now'], {
+      ...env,
+      GEO_WAREHOUSE: await own.create(),
+      GEO_API_KEY: 'a-key-the-server-refuses',
+    });
+    onTestFinished(() => own.drop());
+    await p.waitForLog(/"msg":"warehouse closed until the next run"/);
+    p.child.kill('SIGTERM');
+    const r = await p.done;
+    expect(r.stderr).toMatch(/"status":"failed"/);
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+  });
+
+  // Issue 27 item 7: `--dry-run` created the DuckDB file and its folders.
+  it('sync --dry-run on a DuckDB file that does not exist creates nothing', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'geo-dry-'));
+    const file = join(root, 'not', 'yet', 'geo.duckdb');
+    const r = await runCli(['sync', '--dry-run', '--date', sim.world.dates()[0]!], {
+      ...env,
+      GEO_WAREHOUSE: `duckdb:${file}`,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      `warehouse: duckdb:${file} does not exist yet (a run creates it); estimated as if it held nothing`,
+    );
+    expect(r.stdout).toMatch(/plan for sync .*: \d+ units to run, 0 already finished/);
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  // Issue 27 item 7: `sync --date 2099-01-01` exited 0 and checkpointed every unit of that day.
+  it('a day after today (Asia/Shanghai) is bad usage for sync and backfill: exit 2, nothing written', async () => {
+    const tomorrow = addDays(shanghaiDay(new Date()), 1);
+    const runsBefore = await withWarehouse(env.GEO_WAREHOUSE!, (w) => w.listRuns(1000));
+    const sync = await runCli(['sync', '--date', '2099-01-01'], env);
+    expect(sync.code).toBe(2);
+    expect(sync.stderr).toMatch(
+      /^error: --date 2099-01-01 is after today \(\d{4}-\d\d-\d\d in Asia\/Shanghai\): a day to come has nothing to sync yet; give a day up to today\n$/,
+    );
+    const backfill = await runCli(['backfill', '--from', sim.world.dates()[0]!, '--to', tomorrow], env);
+    expect(backfill.code).toBe(2);
+    expect(backfill.stderr).toMatch(new RegExp(`^error: --to ${tomorrow} is after today`));
+    expect(await withWarehouse(env.GEO_WAREHOUSE!, (w) => w.listRuns(1000))).toHaveLength(runsBefore.length);
   });
 
   it('runs lists the run log', async () => {
@@ -102,18 +173,34 @@ describe('schedule, runs, dry-run', () => {
     const [stored] = await withWarehouse(env.GEO_WAREHOUSE!, (w) =>
       w.query(
         `SELECT (SELECT count(*) FROM geo.prompt_executions WHERE date_time = CAST($1 AS DATE)) AS executions,
+                (SELECT count(*) FROM geo.prompt_executions
+                  WHERE date_time = CAST($1 AS DATE) AND (screenshot_url IS NULL OR screenshot_url = '')) AS no_shot,
+                (SELECT count(*) FROM geo.prompt_executions e JOIN geo.execution_products p USING (prompt_task_id)
+                  WHERE e.date_time = CAST($1 AS DATE) AND p.result_status = 'unsupported') AS unsupported,
+                (SELECT count(DISTINCT e.task_id) FROM geo.prompt_executions e JOIN geo.execution_products p USING (prompt_task_id)
+                  WHERE e.date_time = CAST($1 AS DATE) AND p.result_status = 'unsupported') AS unsupported_tasks,
                 (SELECT count(*) FROM geo.sync_checkpoints WHERE date = CAST($1 AS DATE)) AS units`,
         [day],
       ),
     );
-    const executions = Number(stored!.executions);
-    const units = Number(stored!.units);
+    const n = (k: string) => Number(stored![k]);
+    const [executions, noShot, unsupported, unsupportedTasks, units] = [
+      n('executions'),
+      n('no_shot'),
+      n('unsupported'),
+      n('unsupported_tasks'),
+      n('units'),
+    ];
     expect(executions).toBeGreaterThan(0);
+    expect(noShot).toBeGreaterThan(0);
+    expect(unsupported).toBeGreaterThanOrEqual(unsupportedTasks);
+    expect(unsupportedTasks).toBeGreaterThan(0);
     // Per unit (platform task), with or without executions: one task/results page (< 100
-    // executions) and the task/prompts cross-check; per
-    // execution read: sources, products, screenshot, legacy sources, execution times.
-    const low = units * 2;
-    const high = low + executions * 5;
+    // executions); task/prompts only where a stored execution is no longer listed. Per execution
+    // read: sources, legacy sources, execution times; a screenshot where its item names one;
+    // products, but one request per platform task whose products are unsupported (issue 30).
+    const low = units;
+    const high = low + executions * 3 + (executions - noShot) + (executions - unsupported + unsupportedTasks);
 
     // Views of another version (as after an upgrade) change no table: the estimate still reads
     // what is stored.
@@ -139,7 +226,22 @@ describe('schedule, runs, dry-run', () => {
     const run = await runCli(['sync', '--force', '--date', day], env);
     expect(run.code, run.stderr).toBe(0);
     const delta = (e: string) => (sim.stats.byEndpoint[e] ?? 0) - (before[e] ?? 0);
-    expect(delta('GET /api/v2/geo/task/results') + delta('GET /api/v2/geo/task/prompts')).toBe(low);
+    expect(delta('GET /api/v2/geo/task/results')).toBe(low);
+    expect(delta('GET /api/v2/geo/task/prompts')).toBe(0);
+
+    // --reread reads what the high figure counts: a products request per execution but one per
+    // platform task whose products are unsupported, a screenshot request where the item names
+    // one, no task/prompts (source lists of more than a page cost more: not estimated).
+    const atReread = { ...sim.stats.byEndpoint };
+    const rereadRun = await runCli(['sync', '--force', '--reread', '--date', day], env);
+    expect(rereadRun.code, rereadRun.stderr).toBe(0);
+    const since = (e: string) =>
+      (sim.stats.byEndpoint[`GET /api/v2/geo/${e}`] ?? 0) - (atReread[`GET /api/v2/geo/${e}`] ?? 0);
+    expect(since('prompt/products')).toBe(executions - unsupported + unsupportedTasks);
+    expect(since('prompt/screenshot')).toBe(executions - noShot);
+    expect(since('task/prompts')).toBe(0);
+    expect(since('task/detail')).toBe(executions);
+    expect(since('task/results')).toBe(low);
     console.log(
       JSON.stringify(Object.fromEntries(Object.keys(sim.stats.byEndpoint).map((e) => [e, delta(e)]))),
     );

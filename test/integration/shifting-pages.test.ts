@@ -11,10 +11,11 @@ import {
 } from '../../src/simulator/index.ts';
 import { formatSummary } from '../../src/sync/summary.ts';
 import { syncOnce, withWarehouse } from '../helpers/sync.ts';
-import { warehouseTargets } from '../helpers/targets.ts';
+import { duckdbTarget, postgresTarget, warehouseTargets } from '../helpers/targets.ts';
 
 /** Small pages, so a unit of a small world spans several of them. */
 const PAGE = 3;
+const PROMPTS = 'GET /api/v2/geo/task/prompts';
 
 for (const target of warehouseTargets('shifting-pages')) {
   describe.skipIf(target.skip)(`paging that shifts, into ${target.dialect}`, () => {
@@ -64,9 +65,14 @@ for (const target of warehouseTargets('shifting-pages')) {
       expect(await stored(moved.prompt_task_id)).toBe(1);
       sim.world.mutations.moveToHeadBetweenPages(moved.prompt_task_id);
       try {
+        sim.stats.reset();
         const s = await sync();
         // task/results never returned it (it moved to a page already read) ...
         expect(s.counters.unitsListMismatch).toBe(1);
+        // ... so that unit, and only it, asked task/prompts: the others list every stored
+        // execution, whole, and delete nothing (issue 30).
+        expect(sim.stats.byEndpoint[PROMPTS]).toBe(1);
+        expect(s.counters.notAsked.crossChecks).toBe(s.counters.unitsDone - 1);
         expect(formatSummary(s)).toContain(
           'list mismatches: 1 units where task/results and task/prompts disagreed; nothing deleted for them',
         );
@@ -93,11 +99,32 @@ for (const target of warehouseTargets('shifting-pages')) {
       const gone = unit[1]!;
       sim.world.mutations.deleteExecution(gone.prompt_task_id);
       try {
+        sim.stats.reset();
         const s = await sync();
         expect(s.counters.unitsListMismatch).toBe(0);
+        expect(sim.stats.byEndpoint[PROMPTS]).toBe(1);
         expect(await stored(gone.prompt_task_id)).toBe(0);
       } finally {
         sim.world.mutations.reset();
+      }
+    });
+
+    it('a first read whose pages shift still asks task/prompts: its listing is short of its total', async () => {
+      // Nothing stored, so nothing to delete; yet the listing's own count says it moved.
+      const fresh = target.dialect === 'duckdb' ? duckdbTarget('shifting-first') : postgresTarget('first');
+      const into = await fresh.create();
+      const moved = unit.at(-1)!;
+      sim.world.mutations.moveToHeadBetweenPages(moved.prompt_task_id);
+      try {
+        sim.stats.reset();
+        const s = await syncOnce({ baseUrl: sim.url, target: into, dates: [day], customers: [customer] });
+        expect(s.status).toBe('success');
+        expect(sim.stats.byEndpoint[PROMPTS]).toBe(1);
+        expect(s.counters.unitsListMismatch).toBe(1);
+        expect(s.counters.notAsked.crossChecks).toBe(s.counters.unitsDone - 1);
+      } finally {
+        sim.world.mutations.reset();
+        await fresh.drop();
       }
     });
   });

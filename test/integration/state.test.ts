@@ -1,7 +1,8 @@
 /**
  * `geo-sync state show|reset` on both warehouses: the real CLI over a warehouse filled from the
  * simulator. show reports finished / failed / never-run units per day; reset forgets exactly the
- * chosen checkpoints, and the next run re-reads exactly those units (and nothing else).
+ * chosen checkpoints (and their executions' change-detection fingerprints), and the next run
+ * re-reads exactly those units, every child of their executions included (and nothing else).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, runLocked } from '../../src/app.ts';
@@ -126,10 +127,13 @@ for (const target of warehouseTargets('state')) {
     it('reset forgets exactly the chosen units, and the next run re-reads only those', async () => {
       const [t1, t2] = tasks;
       const day = days[1]!;
+      const expectedRows =
+        [...sim.world.executions(t1!, day)].length + [...sim.world.executions(t2!, day)].length;
       const r = await runCli(['state', 'reset', '--from', day, '--to', day, '--task', `${t1},${t2}`], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain(
-        `forgot 2 checkpoint(s) and 0 failure record(s) in ${day} .. ${day} for task_id ${t1}, ${t2}`,
+        `forgot 2 checkpoint(s) and 0 failure record(s) in ${day} .. ${day} for task_id ${t1}, ${t2}, ` +
+          `and the change-detection fingerprints of ${expectedRows} execution(s)`,
       );
       expect(r.stdout).toContain(`  task_id=${t1} date=${day}\n  task_id=${t2} date=${day}\n`);
       expect(await states(day, day)).toEqual([
@@ -141,21 +145,36 @@ for (const target of warehouseTargets('state')) {
           'SELECT count(*) AS n FROM geo.prompt_executions WHERE task_id IN ($1, $2) AND date_time = CAST($3 AS DATE)',
           [t1!, t2!, day],
         );
-      const expectedRows =
-        [...sim.world.executions(t1!, day)].length + [...sim.world.executions(t2!, day)].length;
       expect(await withWarehouse(url, rowsOf)).toEqual([{ n: expectedRows }]);
 
-      const before = sim.stats.byEndpoint[RESULTS] ?? 0;
-      const s = await backfill();
-      expect(s.status).toBe('success');
-      expect(s.counters.unitsDone).toBe(2);
-      expect(s.counters.unitsSkipped).toBe(days.length * tasks.length - 2);
-      // One task/results page per unit (each holds fewer than 100 executions).
-      expect((sim.stats.byEndpoint[RESULTS] ?? 0) - before).toBe(2);
-      // Their listings are read again; change detection (issue 21) leaves their unchanged
-      // executions as stored (no child request, no rewrite).
-      expect(s.counters.executionsUnchanged).toBe(expectedRows);
-      expect(s.counters.executionsRead).toBe(0);
+      // The fix upstream a reset is for: a child changed behind an unchanged listed item (issue 27
+      // item 6). The reset forgot the units' fingerprints, so their executions are read whole.
+      const changed = [...sim.world.executions(t1!, day), ...sim.world.executions(t2!, day)].find(
+        (e) => sim.world.sources(e.prompt_task_id).length > 0,
+      )!;
+      const removed = sim.world.sources(changed.prompt_task_id)[0]!.source_id;
+      const sourceStored = () =>
+        withWarehouse(url, (w) =>
+          w.query('SELECT count(*) AS n FROM geo.execution_sources WHERE source_id = $1', [removed]),
+        );
+      expect(await sourceStored()).toEqual([{ n: 1 }]);
+      sim.world.mutations.removeSource(removed);
+      try {
+        const before = sim.stats.byEndpoint[RESULTS] ?? 0;
+        const s = await backfill();
+        expect(s.status).toBe('success');
+        expect(s.counters.unitsDone).toBe(2);
+        expect(s.counters.unitsSkipped).toBe(days.length * tasks.length - 2);
+        // One task/results page per unit (each holds fewer than 100 executions).
+        expect((sim.stats.byEndpoint[RESULTS] ?? 0) - before).toBe(2);
+        // Every execution of the reset units is read again, none left as "unchanged" ...
+        expect(s.counters.executionsRead).toBe(expectedRows);
+        expect(s.counters.executionsUnchanged).toBe(0);
+        // ... so the child changed upstream is what the warehouse holds now.
+        expect(await sourceStored()).toEqual([{ n: 0 }]);
+      } finally {
+        sim.world.mutations.reset();
+      }
       expect(await showJson(day, day)).toEqual([
         { date: day, finished: tasks.length, failed: 0, neverRun: 0 },
       ]);

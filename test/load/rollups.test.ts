@@ -12,7 +12,7 @@ import { openWarehouse, type Warehouse } from '../../src/load/index.ts';
 import { rollupsMatchSql } from '../../src/load/core/rollups.ts';
 import { FenceLostError } from '../../src/load/errors.ts';
 import type { Dialect } from '../../src/load/warehouse.ts';
-import { damage } from '../helpers/damage.ts';
+import { damageOpen as damage } from '../helpers/damage.ts';
 import { createTempDuckDB } from '../helpers/duckdb.ts';
 import { createTestDatabase, postgresReachable } from '../helpers/postgres.ts';
 import { batch, execution, rank, screenshot, source } from './fixtures.ts';

@@ -70,6 +70,30 @@ describe('storedJson', () => {
     const v: Json = { a: ['b', { c: 'd' }], e: 1 };
     expect(storedJson(v)).toBe(v);
   });
+
+  it('copies only the containers on the way to a change; the others stay the same objects', () => {
+    const kept: Json = { c: ['d'] };
+    const v: Json = { a: ['b\0', kept], e: { f: 1 } };
+    const out = storedJson(v) as { a: Json[]; e: Json };
+    expect(out).toEqual({ a: ['b', { c: ['d'] }], e: { f: 1 } });
+    expect(out).not.toBe(v);
+    expect(out.a[1]).toBe(kept);
+    expect(out.e).toBe((v as { e: Json }).e);
+  });
+
+  // Issue 27 item 4: an unknown member thousands of levels deep must not blow the stack.
+  it('walks a value 200,000 levels deep, changing what the rule changes at the bottom', () => {
+    const depth = 200_000;
+    let v: Json = { 'k\0': 'v\0' };
+    for (let i = 0; i < depth; i++) v = [v];
+    const out = storedJson(v);
+    let inner: Json = out;
+    for (let i = 0; i < depth; i++) inner = (inner as Json[])[0]!;
+    expect(inner).toEqual({ k: 'v' });
+    let same: Json = 'plain';
+    for (let i = 0; i < depth; i++) same = { a: same };
+    expect(storedJson(same)).toBe(same);
+  });
 });
 
 describe('storedRows', () => {

@@ -124,8 +124,10 @@ for (const dialect of DIALECTS) {
         const [a, b] = await Promise.all([openWarehouse(t.target), openWarehouse(t.target)]);
         try {
           const results = await Promise.all([a.migrate(), b.migrate()]);
-          expect(results.flatMap((r) => r.applied)).toEqual(MIGRATIONS);
-          expect(results.flatMap((r) => r.alreadyApplied)).toEqual(MIGRATIONS);
+          // Each migration applied once, by one of them (PostgreSQL locks each migration's own
+          // transaction, so the two may share the work; each waits for the one before).
+          expect(results.flatMap((r) => r.applied).sort()).toEqual(MIGRATIONS);
+          expect(results.flatMap((r) => r.alreadyApplied).sort()).toEqual(MIGRATIONS);
           expect(await tablesOf(a)).toEqual(GEO_TABLES);
           // One row per migration, and the views' row.
           expect(await b.query('SELECT count(*) AS n FROM geo.schema_migrations')).toEqual([
@@ -518,13 +520,21 @@ for (const dialect of DIALECTS) {
     it('change detection reads: complete fingerprints of a unit, and stored units for the dry run', async () => {
       const day = '2026-09-07';
       const at = (task_id: number) => ({ task_id, date_time: day });
+      const shot = (id: number) => ({ screenshot_url: `https://img.example/${id}.png` });
       await w.writeExecutionBatch(
         batch({
           executions: [
-            execution(671, at(67)),
-            execution(672, at(67)),
+            execution(671, { ...at(67), ...shot(671) }),
+            execution(672, { ...at(67), screenshot_url: '' }),
             execution(673, at(67)),
-            execution(681, at(68)),
+            execution(681, { ...at(68), ...shot(681) }),
+          ],
+          products: [
+            products(671, { supported: false, result_status: 'unsupported', total: 0 }),
+            // Spec 2.8 names either; a missing result_status is derived from `supported` alone.
+            products(672, { supported: false, result_status: null, total: 0 }),
+            products(673, { result_status: 'missing', total: 0 }),
+            products(681),
           ],
           fingerprints: [
             { prompt_task_id: 671, fingerprint: 'f671', children_complete: true },
@@ -535,6 +545,12 @@ for (const dialect of DIALECTS) {
       );
       // Only complete children count; 673 has no fingerprint at all.
       expect(await w.completeFingerprints(67, day)).toEqual(new Map([[671, 'f671']]));
+      // Issue 30: one read gives every stored execution of the unit with those fingerprints.
+      expect(await w.unitExecutions(67, day)).toEqual({
+        ids: new Set([671, 672, 673]),
+        complete: new Map([[671, 'f671']]),
+      });
+      expect(await w.unitExecutions(70, day)).toEqual({ ids: new Set(), complete: new Map() });
       // A finished unit without any execution is known too (it lists nothing).
       await w.completeUnit({
         task_id: 69,
@@ -551,9 +567,9 @@ for (const dialect of DIALECTS) {
       });
       expect(await w.storedUnits([day, day, '2026-09-08'])).toEqual(
         new Map([
-          [`67|${day}`, { executions: 3, complete: 1 }],
-          [`68|${day}`, { executions: 1, complete: 1 }],
-          [`69|${day}`, { executions: 0, complete: 0 }],
+          [`67|${day}`, { executions: 3, complete: 1, withoutScreenshot: 2, unsupported: 2 }],
+          [`68|${day}`, { executions: 1, complete: 1, withoutScreenshot: 0, unsupported: 0 }],
+          [`69|${day}`, { executions: 0, complete: 0, withoutScreenshot: 0, unsupported: 0 }],
         ]),
       );
       expect(await w.storedUnits([])).toEqual(new Map());

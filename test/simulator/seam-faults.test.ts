@@ -1,7 +1,8 @@
 /**
  * The fault switches of issue 9 over a real socket: an invalid child (corruptChild), a child
  * answering 404 for a listed execution (hideChild), a list that shifts between two pages
- * (moveToHeadBetweenPages) and a server-side cap of task/results pages (resultsPerPageCap).
+ * (moveToHeadBetweenPages), an answer saved again between two pages (resaveBetweenPages) and a
+ * server-side cap of task/results pages (resultsPerPageCap).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { envelope } from '../../src/api/schemas/envelope.ts';
@@ -93,6 +94,31 @@ describe('lists that change between pages', () => {
     // The full array of task/prompts lists it, first.
     const prompts = await call(sim, `/api/v2/geo/task/prompts?task_id=${taskId}&date=${YESTERDAY}`);
     expect(prompts.json.data[0].prompt_task_id).toBe(moved);
+    expect(prompts.json.data).toHaveLength(unit.length);
+  });
+
+  it('resaveBetweenPages: after the first page, the execution is saved again and listed last, so paging lists it twice', async () => {
+    const x = unit.slice(0, 3).find((e) => e.rank_details.length > 1)!;
+    expect(x).toBeDefined();
+    sim.world.mutations.resaveBetweenPages(x.prompt_task_id, 'saved again');
+    const page = (p: number) =>
+      call(sim, `/api/v2/geo/task/results?task_id=${taskId}&date=${YESTERDAY}&per_page=3&page=${p}`);
+    const first = await page(1);
+    const items = [...(first.json.data.data as WirePromptResultItem[])];
+    for (let p = 2; p <= first.json.data.last_page; p++)
+      items.push(...((await page(p)).json.data.data as WirePromptResultItem[]));
+    const copies = items.filter((e) => e.prompt_task_id === x.prompt_task_id);
+    expect(copies).toHaveLength(2);
+    expect(copies[0]).toEqual(x);
+    // The second copy is the execution saved again: a new answer, one rank item fewer.
+    expect(copies[1]!.answer).toBe('saved again');
+    expect(copies[1]!.rank_details).toEqual(x.rank_details.slice(0, -1));
+    expect(items.at(-1)!.prompt_task_id).toBe(x.prompt_task_id);
+    // Its own endpoint and task/prompts agree with the second copy.
+    const result = await call(sim, `/api/v2/geo/prompt/result?prompt_task_id=${x.prompt_task_id}`);
+    expect(result.json.data.rank_details).toEqual(copies[1]!.rank_details);
+    const prompts = await call(sim, `/api/v2/geo/task/prompts?task_id=${taskId}&date=${YESTERDAY}`);
+    expect(prompts.json.data.at(-1).prompt_task_id).toBe(x.prompt_task_id);
     expect(prompts.json.data).toHaveLength(unit.length);
   });
 });

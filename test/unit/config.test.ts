@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { configSource } from '../../src/config-sources.ts';
 import { ConfigError, loadConfig, maskUrlPassword, redactedConfig } from '../../src/config.ts';
 
 function problemsOf(fn: () => unknown): string[] {
@@ -99,9 +100,92 @@ describe('loadConfig', () => {
     writeFileSync(file, JSON.stringify({ concurency: 4, lookbackDays: -1 }));
     const problems = problemsOf(() => loadConfig({ env: {}, file }));
     expect(problems.some((p) => p.includes('concurency'))).toBe(true);
-    expect(problems.some((p) => p.startsWith('GEO_LOOKBACK_DAYS (lookbackDays)'))).toBe(true);
+    // Issue 27 item 7: a file's value is named by the file and its key, not by GEO_LOOKBACK_DAYS.
+    expect(problems).toContain(`--config ${file}: lookbackDays: Too small: expected number to be >=0`);
     writeFileSync(file, '{ not json');
     expect(problemsOf(() => loadConfig({ env: {}, file }))[0]).toMatch(/^config file .*c\.json: /);
+  });
+
+  // Issue 27 item 7: `--config` file values were reported as GEO_WAREHOUSE, GEO_CONCURRENCY.
+  it('each problem names the source its value came from: flag, variable, --config file or GEO_CONFIG file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'geo-config-'));
+    const file = join(dir, 'geo.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        warehouse: 'mysql://x',
+        concurrency: 1000,
+        duckdb: { threads: 0 },
+        enrich: 5,
+        bogus: 1,
+      }),
+    );
+    expect(problemsOf(() => loadConfig({ env: {}, file })).sort()).toEqual(
+      [
+        `--config ${file}: warehouse: expected duckdb:<file path> or a postgres:// URL: unsupported warehouse "mysql://x"`,
+        `--config ${file}: concurrency: Too big: expected number to be <=256`,
+        `--config ${file}: duckdb.threads: Too small: expected number to be >=1`,
+        `--config ${file}: enrich: Invalid input: expected object, received number`,
+        `--config ${file}: Unrecognized key: "bogus"`,
+      ].sort(),
+    );
+    // The same file through GEO_CONFIG, the variable overriding one key and a flag another.
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: { GEO_CONFIG: file, GEO_WAREHOUSE: 'duckdb::memory:' },
+        overrides: { concurrency: 300 },
+        overrideFlags: { concurrency: '--concurrency' },
+      }),
+    );
+    expect(problems).toContain('--concurrency (concurrency): Too big: expected number to be <=256');
+    expect(problems.find((p) => p.includes('warehouse'))).toMatch(/^GEO_WAREHOUSE \(warehouse\): /);
+    expect(problems).toContain(
+      `GEO_CONFIG file ${file}: duckdb.threads: Too small: expected number to be >=1`,
+    );
+  });
+
+  it('a loaded config tells where a key came from, for checks made after loading (the cron expression)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'geo-config-'));
+    const file = join(dir, 'geo.json');
+    writeFileSync(file, JSON.stringify({ schedule: '61 4 * * *' }));
+    expect(configSource(loadConfig({ env: {}, file }), 'schedule')).toBe(`--config ${file}: schedule`);
+    expect(configSource(loadConfig({ env: { GEO_SCHEDULE: '0 1 * * *' }, file }), 'schedule')).toBe(
+      'GEO_SCHEDULE (schedule)',
+    );
+    const flagged = loadConfig({
+      env: { GEO_SCHEDULE: '0 1 * * *' },
+      overrides: { schedule: '61 4 * * *' },
+      overrideFlags: { schedule: '--cron' },
+    });
+    expect(configSource(flagged, 'schedule')).toBe('--cron (schedule)');
+    expect(configSource(loadConfig({ env: {} }), 'schedule')).toBe('schedule');
+  });
+
+  // Issue 27 item 3: a key from a CRLF .env file looked like a network error (and hung whoami).
+  it('a key with CR, LF, NUL, blanks around it, or only blanks is refused in one line that never quotes it', () => {
+    const cases: [string, string][] = [
+      [
+        'sk-secret\r',
+        'contains a carriage return (CR) at the end (a file saved with Windows line endings?): remove it',
+      ],
+      ['sk-sec\nret', 'contains a line feed (LF) at position 7 of 10: remove it'],
+      ['sk-\u0000secret', 'contains a NUL character at position 4 of 10: remove it'],
+      ['sk-密钥', 'contains a character HTTP headers cannot carry (U+5BC6) at position 4 of 5: remove it'],
+      [' sk-secret', 'starts or ends with blanks: remove them'],
+      ['   ', 'is blank (only whitespace): give the value, or leave it unset'],
+    ];
+    for (const [key, why] of cases) {
+      const problems = problemsOf(() => loadConfig({ env: { GEO_API_KEY: key } }));
+      expect(problems).toEqual([`GEO_API_KEY (apiKey): ${why}`]);
+      if (key.trim()) expect(problems[0]).not.toContain(key.trim());
+    }
+    // The e-mail and password travel in a JSON body: blanks inside are theirs, a CR is not.
+    expect(loadConfig({ env: { GEO_EMAIL: 'a@b.c', GEO_PASSWORD: ' pass word ' } }).password).toBe(
+      ' pass word ',
+    );
+    expect(problemsOf(() => loadConfig({ env: { GEO_EMAIL: 'a@b.c', GEO_PASSWORD: 'pw\r' } }))).toEqual([
+      'GEO_PASSWORD (password): contains a carriage return (CR) at the end (a file saved with Windows line endings?): remove it',
+    ]);
   });
 
   it('email without password is one clear problem', () => {
@@ -159,5 +243,34 @@ describe('DuckDB settings and the warehouse target', () => {
     expect(problems.join('\n')).toMatch(/GEO_DUCKDB_THREADS \(duckdb.threads\)/);
     // Parsed by the load layer's one parser: an in-memory DuckDB is refused before any open.
     expect(problems.join('\n')).toMatch(/GEO_WAREHOUSE \(warehouse\): .*in-memory DuckDB keeps nothing/);
+  });
+});
+
+describe('GEO_LOCK_URL', () => {
+  const pg = 'postgres://geo:pw@pooler:6432/geo';
+
+  it('a direct URL of the warehouse database for the lock, its password masked like the warehouse one', () => {
+    const config = loadConfig({
+      env: { GEO_WAREHOUSE: pg, GEO_LOCK_URL: 'postgres://geo:s3cret@db:5432/geo' },
+    });
+    expect(config.lockUrl).toBe('postgres://geo:s3cret@db:5432/geo');
+    expect(redactedConfig(config).lockUrl).toBe('postgres://geo:***@db:5432/geo');
+    expect(loadConfig({ env: { GEO_WAREHOUSE: pg } }).lockUrl).toBeUndefined();
+  });
+
+  it('anything but a postgres:// URL, or a DuckDB warehouse, is one line naming GEO_LOCK_URL', () => {
+    expect(
+      problemsOf(() => loadConfig({ env: { GEO_WAREHOUSE: pg, GEO_LOCK_URL: 'duckdb:./x.duckdb' } })),
+    ).toEqual(['GEO_LOCK_URL (lockUrl): expected a postgres:// URL of the warehouse database']);
+    expect(
+      problemsOf(() => loadConfig({ env: { GEO_WAREHOUSE: pg, GEO_LOCK_URL: 'postgres://geo:pw@/geo' } })),
+    ).toEqual([
+      expect.stringMatching(/^GEO_LOCK_URL \(lockUrl\): "postgres:\/\/geo:\*\*\*@\/geo" is not a valid URL$/),
+    ]);
+    expect(
+      problemsOf(() =>
+        loadConfig({ env: { GEO_WAREHOUSE: 'duckdb:./x.duckdb', GEO_LOCK_URL: 'postgres://db/geo' } }),
+      ),
+    ).toEqual([expect.stringMatching(/^GEO_LOCK_URL \(lockUrl\): only for a PostgreSQL warehouse/)]);
   });
 });

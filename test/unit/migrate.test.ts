@@ -40,7 +40,7 @@ function memoryStore(ledger: Map<string, string> | null) {
     apply: async (m) => {
       writes.push(m.id);
       rows!.set(m.version, m.name);
-      return null;
+      return { applied: true, note: null };
     },
     replaceViews: async (_sql, hash) => {
       writes.push(VIEWS_VERSION);

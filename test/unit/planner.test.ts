@@ -52,46 +52,60 @@ describe('look-back window (Asia/Shanghai)', () => {
 
 describe('estimateRequests', () => {
   const u = { task_id: 7, date: '2026-11-20' };
-  const shape = { perExecution: 5, perUnit: 1, changeDetection: true, assumedExecutions: 50 };
+  const shape = { perExecution: 5, changeDetection: true, assumedExecutions: 50 };
+  const unit = (executions: number, complete: number, o: Partial<StoredUnit> = {}): StoredUnit => ({
+    executions,
+    complete,
+    withoutScreenshot: 0,
+    unsupported: 0,
+    ...o,
+  });
   it.each<[string, StoredUnit | undefined, boolean, { low: number; high: number; unknownUnits: number }]>([
     [
-      'a unit never stored: assumed executions, all read',
+      'a unit never stored: assumed executions, all read; nothing stored, no cross-check',
       undefined,
       true,
-      { low: 252, high: 252, unknownUnits: 1 },
+      { low: 251, high: 251, unknownUnits: 1 },
     ],
-    [
-      'a stored unit with no execution: its page and cross-check',
-      { executions: 0, complete: 0 },
-      true,
-      { low: 2, high: 2, unknownUnits: 0 },
-    ],
+    ['a stored unit with no execution: its page', unit(0, 0), true, { low: 1, high: 1, unknownUnits: 0 }],
     [
       'every child complete: only the unit requests if nothing changed',
-      { executions: 150, complete: 150 },
+      unit(150, 150),
       true,
-      { low: 3, high: 753, unknownUnits: 0 },
+      { low: 2, high: 752, unknownUnits: 0 },
+    ],
+    ['incomplete children are read again', unit(10, 4), true, { low: 31, high: 51, unknownUnits: 0 }],
+    ['change detection off: everything is read', unit(10, 10), false, { low: 51, high: 51, unknownUnits: 0 }],
+    [
+      // 10 x (sources + 2 legacy) + 1 products request + 8 screenshots, and the page.
+      'stored without a screenshot: none asked; unsupported products: one request',
+      unit(10, 10, { withoutScreenshot: 2, unsupported: 10 }),
+      true,
+      { low: 1, high: 40, unknownUnits: 0 },
     ],
     [
-      'incomplete children are read again',
-      { executions: 10, complete: 4 },
+      // Half read: 5 x 3 + 1 products request + 4 screenshots (the unit's shares), and the page.
+      'the shares apply to the executions read',
+      unit(10, 5, { withoutScreenshot: 2, unsupported: 10 }),
       true,
-      { low: 32, high: 52, unknownUnits: 0 },
-    ],
-    [
-      'change detection off: everything is read',
-      { executions: 10, complete: 10 },
-      false,
-      { low: 52, high: 52, unknownUnits: 0 },
+      { low: 21, high: 40, unknownUnits: 0 },
     ],
   ])('%s', (_n, stored, changeDetection, expected) => {
     const map = new Map(stored ? [[unitKey(u), stored]] : []);
     expect(estimateRequests([u], map, { ...shape, changeDetection })).toEqual(expected);
   });
 
-  it('sums over units', () => {
+  it('sums over units; one products request per unsupported platform task and run', () => {
     const v = { task_id: 8, date: '2026-11-20' };
-    const map = new Map([[unitKey(u), { executions: 10, complete: 10 }]]);
-    expect(estimateRequests([u, v], map, shape)).toEqual({ low: 2 + 252, high: 52 + 252, unknownUnits: 1 });
+    const map = new Map([[unitKey(u), unit(10, 10)]]);
+    expect(estimateRequests([u, v], map, shape)).toEqual({ low: 1 + 251, high: 51 + 251, unknownUnits: 1 });
+    const next = { task_id: 7, date: '2026-11-21' };
+    const unsupported = unit(10, 10, { unsupported: 10 });
+    const both = new Map([
+      [unitKey(u), unsupported],
+      [unitKey(next), unsupported],
+    ]);
+    // The second day of task 7 asks no products at all: 1 + 30 + 0 + 10.
+    expect(estimateRequests([u, next], both, shape)).toEqual({ low: 2, high: 42 + 41, unknownUnits: 0 });
   });
 });

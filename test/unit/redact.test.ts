@@ -9,7 +9,14 @@ import { NetworkError, NotFoundError } from '../../src/api/errors.ts';
 import { maskUrlPassword as configMask } from '../../src/config.ts';
 import { maskPassword as targetMask } from '../../src/load/target.ts';
 import { createLogger } from '../../src/log.ts';
-import { maskUrlPassword, registerSecret, scrubDeep, scrubSecrets, urlPasswords } from '../../src/redact.ts';
+import {
+  maskUrlPassword,
+  registerSecret,
+  scrubDeep,
+  scrubSecrets,
+  scrubWith,
+  urlPasswords,
+} from '../../src/redact.ts';
 
 function capture() {
   const lines: string[] = [];
@@ -69,6 +76,16 @@ describe('secrets of any length', () => {
     registerSecret(undefined);
     registerSecret(null);
     expect(scrubSecrets('nothing secret here')).toBe('nothing secret here');
+  });
+
+  // Issue 27 item 7: a whitespace-only key scrambled its own error ("apiKey:[REDACTED] expected...").
+  it('blanks only are no secret: a line keeps its spaces, tabs and line breaks', () => {
+    registerSecret(' ');
+    registerSecret('   ');
+    registerSecret('\t\r\n');
+    const line = 'auth.apiKey: expected a non-empty string\n\tat line 2';
+    expect(scrubSecrets(line)).toBe(line);
+    expect(scrubWith(line, [' ', '\t'])).toBe(line);
   });
 
   it('a secret that contains another is replaced whole', () => {

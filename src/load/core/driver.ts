@@ -54,11 +54,23 @@ export interface Driver {
   transaction<T>(fn: (c: Connection) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /** `fn` on one connection, outside a transaction (each statement commits on its own). */
   connection<T>(fn: (c: Connection) => Promise<T>): Promise<T>;
-  /** Runs `fn` holding the migration lock on `c` (PostgreSQL: an advisory lock). */
+  /** Runs the migrations `fn` (DuckDB: with its column cache cleared around them). */
   withMigrationLock<T>(c: Connection, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Takes the migration lock until the end of the transaction open on `c` (PostgreSQL:
+   * pg_advisory_xact_lock, which a transaction pooler cannot leave behind); absent where the
+   * process is alone on the database anyway (DuckDB).
+   */
+  lockMigrations?(c: Connection): Promise<void>;
   /** One read-only report query; `$1`-style parameters. */
   query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]>;
 
+  /**
+   * Opens what the lock needs and checks it can be held, without taking it (PostgreSQL: the
+   * lock's connection is a session of its own, not a transaction pooler's: a UsageError says
+   * what to set).
+   */
+  prepareLock?(): Promise<void>;
   /** The no-overlap lock (PostgreSQL advisory lock, DuckDB lock file). */
   tryLock(holder: string, mode?: LockMode): Promise<LockResult>;
   unlock(): Promise<void>;

@@ -1,10 +1,11 @@
 /**
- * Migrations over one driver connection: under the dialect's migration lock (PostgreSQL: an
- * advisory lock, so a second process waits and then finds everything applied; DuckDB: nothing
- * beyond the database mutex the connection holds and DuckDB's own file lock), each migration in
- * its own transaction with its geo.schema_migrations row.
+ * Migrations over one driver connection, each migration in its own transaction with its
+ * geo.schema_migrations row. Every transaction that changes the schema takes the dialect's
+ * migration lock first (PostgreSQL: a transaction-level advisory lock, so a second process waits
+ * and then finds the migration applied, also through a transaction pooler; DuckDB: nothing
+ * beyond the database mutex the connection holds and DuckDB's own file lock).
  */
-import { VIEWS_VERSION, type Migration, type MigrationStore } from '../migrate.ts';
+import { VIEWS_VERSION, type Applied, type Migration, type MigrationStore } from '../migrate.ts';
 import type { Connection, Driver } from './driver.ts';
 import { fillRollups } from './rollups.ts';
 
@@ -29,12 +30,14 @@ export class CoreMigrationStore implements MigrationStore {
 
   async ensureLedger(): Promise<void> {
     const text = this.driver.types.text;
-    await this.c.execute(`CREATE SCHEMA IF NOT EXISTS geo;
+    await this.inTransaction(() =>
+      this.c.execute(`CREATE SCHEMA IF NOT EXISTS geo;
       CREATE TABLE IF NOT EXISTS geo.schema_migrations (
         version    ${text} PRIMARY KEY,
         name       ${text} NOT NULL,
         applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
-      )`);
+      )`),
+    );
   }
 
   /** Whether geo.schema_migrations exists (a warehouse never migrated has none). */
@@ -51,17 +54,21 @@ export class CoreMigrationStore implements MigrationStore {
     return new Set(rows.map((r) => r.version));
   }
 
-  async apply(m: Migration): Promise<string | null> {
-    let note: string | null = null;
-    await this.inTransaction(async () => {
+  async apply(m: Migration): Promise<Applied> {
+    return this.inTransaction(async () => {
+      // Under the lock: another process may have applied it since appliedVersions() was read.
+      const done = await this.c.rows('SELECT 1 AS done FROM geo.schema_migrations WHERE version = $1', [
+        m.version,
+      ]);
+      if (done.length > 0) return { applied: false, note: null };
       await this.c.execute(m.sql);
-      note = (await AFTER_SQL[m.id]?.(this.driver, this.c)) ?? null;
+      const note = (await AFTER_SQL[m.id]?.(this.driver, this.c)) ?? null;
       await this.c.execute('INSERT INTO geo.schema_migrations (version, name) VALUES ($1, $2)', [
         m.version,
         m.name,
       ]);
+      return { applied: true, note };
     });
-    return note;
   }
 
   async replaceViews(sql: string, hash: string): Promise<void> {
@@ -83,11 +90,14 @@ export class CoreMigrationStore implements MigrationStore {
     return rows[0]?.name ?? null;
   }
 
-  private async inTransaction(fn: () => Promise<unknown>): Promise<void> {
+  /** One transaction holding the migration lock. */
+  private async inTransaction<T>(fn: () => Promise<T>): Promise<T> {
     await this.c.execute('BEGIN TRANSACTION');
     try {
-      await fn();
+      await this.driver.lockMigrations?.(this.c);
+      const result = await fn();
       await this.c.execute('COMMIT');
+      return result;
     } catch (e) {
       await this.c.execute('ROLLBACK').catch(() => undefined);
       throw e;

@@ -27,6 +27,7 @@ import {
   SYNC_RUNS,
   SYNC_UNIT_FAILURES,
   EXECUTION_PRODUCTS,
+  EXECUTION_RANKS,
   EXECUTION_SCREENSHOTS,
   EXECUTION_SOURCES,
   PRODUCT_CARDS,
@@ -43,13 +44,15 @@ import {
   type LockMode,
   type LockResult,
   type MigrateResult,
+  type StoredUnitCounts,
+  type StoredUnitExecutions,
   type UnitCompletion,
   type UnitRecords,
   type VerifiedTable,
   type Warehouse,
   type Written,
 } from '../warehouse.ts';
-import { storedRows } from '../text.ts';
+import { storedRows, storedText } from '../text.ts';
 import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
 import { decideOwnership, hostsOf, maintainRollups, recomputeRollups, rollupDaysSql } from './rollups.ts';
@@ -60,11 +63,25 @@ const COUNTS = `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM geo.${t})
 
 const VERIFIED_SPECS = {
   prompt_executions: PROMPT_EXECUTIONS,
+  execution_ranks: EXECUTION_RANKS,
   execution_sources: EXECUTION_SOURCES,
   execution_screenshots: EXECUTION_SCREENSHOTS,
   execution_products: EXECUTION_PRODUCTS,
   product_cards: PRODUCT_CARDS,
 } as const;
+
+/**
+ * `state reset`: the change-detection fingerprints of the units' executions (`date_time` in
+ * `$1`..`$2`, task_id in `$3` when given). Without them the next run reads every child of those
+ * executions again, which is what a reset is for (re-reading after a fix upstream); a checkpoint
+ * forgotten alone made the next run list the units and skip every execution as unchanged.
+ */
+function forgetFingerprintsSql(driver: Driver, byTask: boolean): string {
+  const d = driver.types.date;
+  return `DELETE FROM geo.execution_fingerprints WHERE prompt_task_id IN (
+    SELECT prompt_task_id FROM geo.prompt_executions
+    WHERE date_time BETWEEN CAST($1 AS ${d}) AND CAST($2 AS ${d})${byTask ? ` AND ${driver.inIds('task_id', 3)}` : ''})`;
+}
 
 /** A fence check that never passes (a lock pinned while none was held). */
 const NEVER_OWNED = 'SELECT 1 AS owned WHERE 1 = 0';
@@ -224,20 +241,27 @@ export class CoreWarehouse implements Warehouse {
     });
   }
   async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
+    return (await this.unitExecutions(task_id, date)).complete;
+  }
+  async unitExecutions(task_id: number, date: string): Promise<StoredUnitExecutions> {
     const rows = await this.driver.connection((c) =>
-      c.rows<{ prompt_task_id: number; fingerprint: string }>(
-        `SELECT f.prompt_task_id, f.fingerprint
-         FROM geo.execution_fingerprints f JOIN geo.prompt_executions e ON e.prompt_task_id = f.prompt_task_id
+      c.rows<{ prompt_task_id: number; fingerprint: string | null; children_complete: boolean | null }>(
+        `SELECT e.prompt_task_id, f.fingerprint, f.children_complete
+         FROM geo.prompt_executions e LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
          WHERE e.task_id = CAST($1 AS ${this.driver.types.bigint})
-           AND e.date_time = CAST($2 AS ${this.driver.types.date}) AND f.children_complete`,
+           AND e.date_time = CAST($2 AS ${this.driver.types.date})`,
         [task_id, date],
       ),
     );
-    return new Map(rows.map((r) => [Number(r.prompt_task_id), r.fingerprint]));
+    const stored: StoredUnitExecutions = { ids: new Set(), complete: new Map() };
+    for (const r of rows) {
+      const id = Number(r.prompt_task_id);
+      stored.ids.add(id);
+      if (r.children_complete && r.fingerprint !== null) stored.complete.set(id, r.fingerprint);
+    }
+    return stored;
   }
-  async storedUnits(
-    dates: readonly string[],
-  ): Promise<Map<string, { executions: number; complete: number }>> {
+  async storedUnits(dates: readonly string[]): Promise<Map<string, StoredUnitCounts>> {
     const unique = [...new Set(dates)];
     if (unique.length === 0) return new Map();
     const d = this.driver.types.date;
@@ -249,22 +273,39 @@ export class CoreWarehouse implements Warehouse {
         `SELECT task_id, date FROM geo.sync_checkpoints WHERE date IN (${days})`,
         unique,
       ),
-      await c.rows<{ task_id: number; date: string; executions: number; complete: number }>(
-        `SELECT e.task_id, e.date_time AS date, COUNT(*) AS executions, COUNT(f.prompt_task_id) AS complete
+      await c.rows<{
+        task_id: number;
+        date: string;
+        executions: number;
+        complete: number;
+        without_screenshot: number;
+        unsupported: number;
+      }>(
+        `SELECT e.task_id, e.date_time AS date, COUNT(*) AS executions, COUNT(f.prompt_task_id) AS complete,
+           COUNT(CASE WHEN e.screenshot_url IS NULL OR e.screenshot_url = '' THEN 1 END) AS without_screenshot,
+           COUNT(CASE WHEN p.supported = FALSE OR p.result_status = 'unsupported' THEN 1 END) AS unsupported
          FROM geo.prompt_executions e
          LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id AND f.children_complete
+         LEFT JOIN geo.execution_products p ON p.prompt_task_id = e.prompt_task_id
          WHERE e.date_time IN (${days})
          GROUP BY e.task_id, e.date_time`,
         unique,
       ),
     ]);
-    const out = new Map<string, { executions: number; complete: number }>();
+    const out = new Map<string, StoredUnitCounts>();
     for (const r of checkpoints)
-      out.set(unitKeyOf(Number(r.task_id), r.date), { executions: 0, complete: 0 });
+      out.set(unitKeyOf(Number(r.task_id), r.date), {
+        executions: 0,
+        complete: 0,
+        withoutScreenshot: 0,
+        unsupported: 0,
+      });
     for (const r of executions)
       out.set(unitKeyOf(Number(r.task_id), r.date), {
         executions: Number(r.executions),
         complete: Number(r.complete),
+        withoutScreenshot: Number(r.without_screenshot),
+        unsupported: Number(r.unsupported),
       });
     return out;
   }
@@ -359,8 +400,9 @@ export class CoreWarehouse implements Warehouse {
         params,
       );
       const failures = await c.execute(`DELETE FROM geo.sync_unit_failures WHERE ${where}`, params);
+      const fingerprints = await c.execute(forgetFingerprintsSql(this.driver, taskIds.length > 0), params);
       checkpoints.sort((a, b) => a.date.localeCompare(b.date) || a.task_id - b.task_id);
-      return { checkpoints, failures };
+      return { checkpoints, failures, fingerprints };
     });
   }
   async platformTaskIds(): Promise<number[]> {
@@ -405,6 +447,15 @@ export class CoreWarehouse implements Warehouse {
     // A run never inserted (e.g. its insert failed) is recorded now rather than lost.
     if (changed === 0) await this.insertRun(run!);
   }
+  async interruptAbandonedRuns(note: string): Promise<string[]> {
+    const rows = await this.fenced((c) =>
+      c.rows<{ run_id: string }>(
+        `UPDATE geo.sync_runs SET status = 'interrupted', error = $1 WHERE status = 'running' RETURNING run_id`,
+        [storedText(note)],
+      ),
+    );
+    return rows.map((r) => r.run_id).sort();
+  }
   listRuns(limit: number): Promise<Row.SyncRunRow[]> {
     return this.driver.connection((c) =>
       c.rows<Row.SyncRunRow>(
@@ -433,6 +484,9 @@ export class CoreWarehouse implements Warehouse {
   }
   unlock(): Promise<void> {
     return this.driver.unlock();
+  }
+  async prepareLock(): Promise<void> {
+    await this.driver.prepareLock?.();
   }
   onLockLost(listener: (cause: unknown) => void): () => void {
     return this.driver.onLockLost?.(listener) ?? (() => undefined);

@@ -1,7 +1,18 @@
 /**
- * The no-overlap lock, PostgreSQL: a session-level advisory lock on a dedicated connection,
- * exclusive (sync, backfill, state reset) or shared (distributed workers), held until unlock() or
- * close() (or until that connection dies, when PostgreSQL releases it).
+ * The no-overlap lock, PostgreSQL: an advisory lock, exclusive (sync, backfill, state reset) or
+ * shared (distributed workers), held by a transaction kept open on a dedicated connection
+ * (pg_try_advisory_xact_lock) until unlock() or close(), or until that connection dies, when
+ * PostgreSQL ends the transaction and releases it.
+ *
+ * Why a transaction and not a session lock: a connection pooler in transaction mode (PgBouncer,
+ * a hosted service's pooler) hands a client's next transaction to any server connection, so a
+ * session lock stays behind on a server connection another client gets next (a second run was
+ * let in, and the lock outlived both runs). An open transaction pins its server connection in
+ * every pooling mode, and ends with it. The lock connection goes to GEO_LOCK_URL when set (a
+ * direct URL of the same database, for a warehouse behind a transaction pooler), else to the
+ * warehouse; a transaction pooler on that URL is detected when the connection opens
+ * (checkSession) and refused with one line naming GEO_LOCK_URL, since holding the lock would pin
+ * one of the pooler's few server connections for the whole run.
  *
  * A lease is not proof: a connection cut silently (a NAT or firewall timeout) lets the server
  * release the lock while this process believes it holds it, and another run takes it at once.
@@ -10,14 +21,20 @@
  * - geo.sync_lock's `generation` is the one this holder saw (every exclusive taker increments
  *   it, and its increment waits for the fenced transactions in flight), and
  * - pg_locks still shows the lock granted to this holder's backend.
- * The connection also has TCP keepalive and a probe every PROBE_MS with a timeout, so a dead
- * connection is noticed between writes too: the lock is then `lost`, the `onLost` listeners hear
- * of it (the run stops) and every later fenced write is refused until unlock().
+ * pg_locks covers every database of the server, so the check holds wherever the lock lives, as
+ * long as it is the warehouse's database (checked when the lock is taken). The transaction that
+ * holds the lock writes nothing and reads no table: it holds back neither VACUUM nor DDL, and
+ * geo.sync_lock is written on the warehouse's own connections. The connection also has TCP
+ * keepalive and a probe every PROBE_MS with a timeout, so a dead connection is noticed between
+ * writes too: the lock is then `lost`, the `onLost` listeners hear of it (the run stops) and
+ * every later fenced write is refused until unlock().
  */
 import type { Logger } from 'pino';
 import type pg from 'pg';
+import { UsageError } from '../../errors.ts';
 import type { Fence, LockMode, LockResult } from '../warehouse.ts';
 import { createClient } from './pool.ts';
+import { checkSession } from './session-check.ts';
 
 /** Advisory lock keys of this warehouse (bigint form, per database). */
 export const SYNC_LOCK_KEY = 7_165_211_002;
@@ -52,6 +69,16 @@ WHERE l.lock_key = $1 AND l.generation = $2
   AND EXISTS (SELECT 1 ${LOCK_ROWS} AND k.pid = $3)
 FOR SHARE OF l`;
 
+/** $1 key, $2 backend pid: a row when the warehouse's connections see this lock granted. */
+const SEEN_SQL = `SELECT 1 AS seen ${LOCK_ROWS} AND k.pid = $2`;
+
+/**
+ * Opens the lock's transaction. No idle timeout of the server's ends it between probes (the
+ * write transactions keep theirs, pool.ts); PostgreSQL 17's transaction_timeout neither.
+ */
+const BEGIN_LOCK = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = 0;
+SELECT set_config('transaction_timeout', '0', true) WHERE current_setting('server_version_num')::int >= 170000`;
+
 /** Fenced writes after a loss: never owned. */
 const NEVER_SQL = 'SELECT 1 AS owned WHERE false';
 
@@ -74,6 +101,15 @@ function destroy(client: pg.Client): void {
 }
 
 export interface AdvisoryLockOptions {
+  /** The warehouse's own connections: geo.sync_lock is written there, and they must see the lock. */
+  pool: pg.Pool;
+  /**
+   * The setting the lock's URL came from, for messages: GEO_LOCK_URL when it was given, else
+   * GEO_WAREHOUSE.
+   */
+  setting: 'GEO_LOCK_URL' | 'GEO_WAREHOUSE';
+  /** The lock's URL with its password masked. */
+  description: string;
   /** @default PROBE_MS */
   probeMs?: number;
 }
@@ -88,13 +124,28 @@ export class AdvisoryLock {
   private probeTimer: NodeJS.Timeout | null = null;
   private readonly lostListeners = new Set<(cause: unknown) => void>();
   private readonly probeMs: number;
+  /** Whether the lock's URL was shown to give a session of its own (checked once). */
+  private sessionChecked = false;
+  /** Whether the lock connection has a transaction open (the lock's, or one being opened). */
+  private inTransaction = false;
 
   constructor(
     private readonly url: string,
     private readonly logger: Logger,
-    opts: AdvisoryLockOptions = {},
+    private readonly opts: AdvisoryLockOptions,
   ) {
     this.probeMs = opts.probeMs ?? PROBE_MS;
+  }
+
+  /**
+   * Opens the lock connection (without taking the lock) and checks that it is a session of its
+   * own, not a transaction pooler's: a UsageError (exit 2) says what to set. Long-running
+   * commands call it at start, so a pooler is refused then rather than at the first run.
+   */
+  async prepare(): Promise<void> {
+    await this.connection();
+    // Checked; not kept open while nothing is held (a worker may wait long for its first job).
+    if (this.state === 'none' && !this.pending) await this.unlock();
   }
 
   /** One tryLock at a time: callers racing for the lock share one connection and one answer. */
@@ -109,40 +160,61 @@ export class AdvisoryLock {
     if (this.state === 'held') return { acquired: true };
     if (this.state === 'lost') await this.unlock();
     const client = await this.connection();
-    const fn = mode === 'shared' ? 'pg_try_advisory_lock_shared' : 'pg_try_advisory_lock';
-    const r = await client.query<{ ok: boolean; pid: number }>(
-      `SELECT ${fn}($1) AS ok, pg_backend_pid() AS pid`,
-      [SYNC_LOCK_KEY],
-    );
-    if (!r.rows[0]?.ok) {
-      const h = await client.query<{ holder: string }>(HOLDER_SQL, [SYNC_LOCK_KEY]);
-      return { acquired: false, holder: h.rows[0]?.holder };
-    }
-    this.backendPid = r.rows[0].pid;
+    const fn = mode === 'shared' ? 'pg_try_advisory_xact_lock_shared' : 'pg_try_advisory_xact_lock';
+    this.inTransaction = true;
+    let pid: number;
     try {
+      await client.query(BEGIN_LOCK);
+      const r = await client.query<{ ok: boolean; pid: number }>(
+        `SELECT ${fn}($1) AS ok, pg_backend_pid() AS pid`,
+        [SYNC_LOCK_KEY],
+      );
+      if (!r.rows[0]?.ok) {
+        await client.query('ROLLBACK');
+        this.inTransaction = false;
+        const h = await this.opts.pool.query<{ holder: string }>(HOLDER_SQL, [SYNC_LOCK_KEY]);
+        return { acquired: false, holder: h.rows[0]?.holder };
+      }
+      pid = r.rows[0].pid;
+    } catch (e) {
+      await this.unlock();
+      throw e;
+    }
+    this.backendPid = pid;
+    try {
+      // The fences run on the warehouse's connections: they must see this lock, or GEO_LOCK_URL
+      // names another database (or server), and nothing would be locked. Checked before the
+      // generation moves, so a misconfigured run never fences out the real holder.
+      const seen = await this.opts.pool.query(SEEN_SQL, [SYNC_LOCK_KEY, pid]);
+      if (seen.rows.length === 0) {
+        throw new UsageError(
+          `GEO_LOCK_URL (${this.opts.description}) reaches another database than GEO_WAREHOUSE: the lock taken there is not seen from the warehouse; point it at the warehouse's database`,
+        );
+      }
       // An exclusive taker starts a new generation: fenced writes of earlier holders (a run
       // whose connection died unnoticed) are refused from now on. Its UPDATE waits for their
-      // transactions in flight, which hold the row FOR SHARE.
+      // transactions in flight, which hold the row FOR SHARE. Written on the warehouse's
+      // connections: a row lock in the lock's transaction would block every fence until unlock.
       if (mode === 'exclusive') {
-        const g = await client.query<{ generation: string | number }>(
+        const g = await this.opts.pool.query<{ generation: string | number }>(
           `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at, generation)
-           VALUES ($1, $2, pg_backend_pid(), now(), 1)
+           VALUES ($1, $2, $3, now(), 1)
            ON CONFLICT (lock_key) DO UPDATE
            SET holder = EXCLUDED.holder, backend_pid = EXCLUDED.backend_pid,
                acquired_at = EXCLUDED.acquired_at, generation = geo.sync_lock.generation + 1
            RETURNING generation`,
-          [SYNC_LOCK_KEY, holder],
+          [SYNC_LOCK_KEY, holder, pid],
         );
         this.generation = Number(g.rows[0]!.generation);
       } else {
         // Two statements: the SELECT's snapshot must see a row another shared taker inserted
         // (and committed) while this INSERT waited on it.
-        await client.query(
+        await this.opts.pool.query(
           `INSERT INTO geo.sync_lock (lock_key, holder, backend_pid, acquired_at, generation)
-           VALUES ($1, $2, pg_backend_pid(), now(), 0) ON CONFLICT (lock_key) DO NOTHING`,
-          [SYNC_LOCK_KEY, holder],
+           VALUES ($1, $2, $3, now(), 0) ON CONFLICT (lock_key) DO NOTHING`,
+          [SYNC_LOCK_KEY, holder, pid],
         );
-        const g = await client.query<{ generation: string | number }>(
+        const g = await this.opts.pool.query<{ generation: string | number }>(
           'SELECT generation FROM geo.sync_lock WHERE lock_key = $1',
           [SYNC_LOCK_KEY],
         );
@@ -185,19 +257,24 @@ export class AdvisoryLock {
   }
 
   /**
-   * Releases the lock: ends the dedicated connection, which drops every session lock it held.
-   * Bounded: a connection that does not end in time is dropped (the server releases the lock
-   * when it notices).
+   * Releases the lock: ends its transaction and the dedicated connection. Bounded: a connection
+   * that does not end in time is dropped (the server ends the transaction when it notices).
    */
   async unlock(): Promise<void> {
     this.stopProbe();
     this.state = 'none';
     const client = this.client;
+    const rollback = this.inTransaction;
     this.client = null;
+    this.inTransaction = false;
     if (!client) return;
-    await withTimeout(client.end(), UNLOCK_TIMEOUT_MS, 'ending the lock connection').catch(() =>
-      destroy(client),
-    );
+    const end = async () => {
+      // Through a pooler the connection is a client's: ending the transaction first hands the
+      // server connection back clean rather than relying on the pooler to discard it.
+      if (rollback) await client.query('ROLLBACK').catch(() => undefined);
+      await client.end();
+    };
+    await withTimeout(end(), UNLOCK_TIMEOUT_MS, 'ending the lock connection').catch(() => destroy(client));
   }
 
   /** The lock is gone (or cannot be shown to be held): tell the listeners, drop the connection. */
@@ -207,6 +284,7 @@ export class AdvisoryLock {
     this.stopProbe();
     const client = this.client;
     this.client = null;
+    this.inTransaction = false;
     if (client) destroy(client);
     this.logger.error({ err: cause }, 'the warehouse lock is lost: this run stops');
     const listeners = [...this.lostListeners];
@@ -239,13 +317,38 @@ export class AdvisoryLock {
     if (this.client) return this.client;
     const client = createClient(this.url, LOCK_APPLICATION_NAME, { keepAlive: true });
     const lost = (cause: unknown) => {
-      if (this.client === client) this.markLost(cause);
+      if (this.client !== client) return;
+      if (this.state === 'held') this.markLost(cause);
+      else {
+        // Nothing held on it: the next take opens a new one.
+        this.client = null;
+        this.inTransaction = false;
+      }
     };
     client.on('error', lost);
     // A connection closed by the server without an error message loses the lock all the same.
     client.on('end', () => lost(new Error('the lock connection was closed')));
     await client.connect();
+    if (!this.sessionChecked) {
+      try {
+        const pooled = await checkSession(client, this.url, this.logger);
+        if (pooled) throw new UsageError(this.poolerMessage(pooled));
+      } catch (e) {
+        await withTimeout(client.end(), UNLOCK_TIMEOUT_MS, 'ending the lock connection').catch(() =>
+          destroy(client),
+        );
+        throw e;
+      }
+      this.sessionChecked = true;
+    }
     this.client = client;
     return client;
+  }
+
+  private poolerMessage(evidence: string): string {
+    const what = `goes through a connection pooler in transaction pooling mode (${evidence})`;
+    return this.opts.setting === 'GEO_LOCK_URL'
+      ? `GEO_LOCK_URL (${this.opts.description}) ${what}, where the warehouse lock cannot be held: point it at PostgreSQL directly (or at a pooler in session mode)`
+      : `GEO_WAREHOUSE (${this.opts.description}) ${what}, where the warehouse lock cannot be held: set GEO_LOCK_URL to a postgres:// URL of the same database that reaches PostgreSQL directly (or use session pooling)`;
   }
 }

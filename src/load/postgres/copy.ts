@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
+import { jsonStringify } from '../../json-text.ts';
 import type { Json } from '../../transform/rows.ts';
 import { ident, type ColumnKind, type TableSpec } from '../tables.ts';
 
@@ -26,7 +27,7 @@ export function escapeCopyText(s: string): string {
 
 /** JSON text PostgreSQL accepts (no `\u0000`). */
 export function pgJsonText(value: Json): string {
-  const s = JSON.stringify(value);
+  const s = jsonStringify(value) ?? 'null';
   return s.includes('\\u0000') ? s.replace(JSON_NUL, '$1') : s;
 }
 

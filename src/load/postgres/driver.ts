@@ -2,6 +2,11 @@
  * The PostgreSQL driver of the warehouse core (../core/driver.ts): a pg pool (value conventions
  * in type-parsers.ts), COPY for bulk loads (copy.ts; TEMP staging + ON CONFLICT for upserts),
  * a dedicated connection for the no-overlap lock (advisory-lock.ts).
+ *
+ * Nothing here relies on a session outliving a transaction, so the pool may go through a
+ * connection pooler in transaction mode (PgBouncer): no named prepared statement, no SET but SET
+ * LOCAL, staging tables made inside the transaction that uses them, the migration lock taken per
+ * transaction. Only the lock needs a session (see advisory-lock.ts and GEO_LOCK_URL).
  */
 import type { Logger } from 'pino';
 import { DIALECT_SQL } from '../dialect-sql.ts';
@@ -14,7 +19,8 @@ import type { Fence, LockMode, LockResult } from '../warehouse.ts';
 import { AdvisoryLock, MIGRATION_LOCK_KEY } from './advisory-lock.ts';
 import { copyRows } from './copy.ts';
 import { createPool, withTransaction } from './pool.ts';
-import { ensureStaging, stagingTable } from './staging.ts';
+import { maskPassword } from '../target.ts';
+import { ensureStagingSql, stagingTable } from './staging.ts';
 
 /** The geo column type of each kind (sql/postgres/001_init.sql). */
 export const SQL_TYPE: Record<ColumnKind, string> = {
@@ -41,6 +47,9 @@ const BEGIN_BULK = 'BEGIN; SET LOCAL enable_seqscan = off';
 const UNIQUE_VIOLATION = '23505';
 
 class PgConnection implements Connection {
+  /** The staging tables this transaction made sure of. */
+  private readonly staged = new Set<string>();
+
   constructor(private readonly client: pg.ClientBase) {}
 
   async execute(sql: string, params?: readonly Param[]): Promise<number> {
@@ -56,7 +65,12 @@ class PgConnection implements Connection {
   async load<R>(spec: TableSpec<R>, rows: readonly R[], mode: LoadMode): Promise<void> {
     if (rows.length === 0) return;
     if (mode === 'insert') return copyRows(this.client, qualified(spec), spec, rows);
-    await copyRows(this.client, stagingTable(spec), spec, rows);
+    const stage = stagingTable(spec);
+    if (!this.staged.has(stage)) {
+      await this.client.query(ensureStagingSql(spec));
+      this.staged.add(stage);
+    }
+    await copyRows(this.client, stage, spec, rows);
     await this.client.query(insertSelectSql(spec, columnList(spec), stagingTable(spec), true));
   }
 }
@@ -65,6 +79,8 @@ export interface PostgresDriverOptions {
   url: string;
   /** Safe to log: the URL with its password masked. */
   description: string;
+  /** Where the lock is held (GEO_LOCK_URL): a direct URL of the same database. @default url */
+  lockUrl?: string;
   logger: Logger;
 }
 
@@ -79,7 +95,11 @@ export class PostgresDriver implements Driver {
     this.description = opts.description;
     // A pooled connection that dies (server restart, idle timeout) must not crash the process.
     this.pool = createPool(opts.url, (err) => opts.logger.warn({ err }, 'PostgreSQL connection closed'));
-    this.lock = new AdvisoryLock(opts.url, opts.logger);
+    this.lock = new AdvisoryLock(opts.lockUrl ?? opts.url, opts.logger, {
+      pool: this.pool,
+      setting: opts.lockUrl ? 'GEO_LOCK_URL' : 'GEO_WAREHOUSE',
+      description: opts.lockUrl ? maskPassword(opts.lockUrl) : opts.description,
+    });
   }
 
   /** Connects (one round trip, so a wrong URL fails here rather than mid-sync). */
@@ -108,7 +128,7 @@ export class PostgresDriver implements Driver {
     return withTransaction(
       this.pool,
       (client) => fn(new PgConnection(client)),
-      opts.bulk ? { prepare: ensureStaging, begin: BEGIN_BULK } : {},
+      opts.bulk ? { begin: BEGIN_BULK } : {},
     );
   }
 
@@ -121,13 +141,23 @@ export class PostgresDriver implements Driver {
     }
   }
 
-  async withMigrationLock<T>(c: Connection, fn: () => Promise<T>): Promise<T> {
-    await c.execute('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    try {
-      return await fn();
-    } finally {
-      await c.execute('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-    }
+  /**
+   * Nothing held across the migrations: a session lock taken and released by two statements may
+   * be taken on one server connection and left there by a transaction pooler. Each migration
+   * transaction takes the lock for itself instead (lockMigrations).
+   */
+  withMigrationLock<T>(_c: Connection, fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
+  /** The migration lock until the end of `c`'s transaction. */
+  async lockMigrations(c: Connection): Promise<void> {
+    await c.execute('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+  }
+
+  /** Opens the lock's connection and checks it can hold the lock (advisory-lock.ts). */
+  prepareLock(): Promise<void> {
+    return this.lock.prepare();
   }
 
   /** A report query in a READ ONLY transaction. */

@@ -53,10 +53,11 @@ export function createClient(
 }
 
 export interface TransactionOptions {
-  /** The statement that opens the transaction. @default 'BEGIN' */
+  /**
+   * The statement that opens the transaction. @default 'BEGIN'. Nothing runs on the connection
+   * before it: behind a transaction pooler that could be another server connection.
+   */
   readonly begin?: string;
-  /** Runs on the connection before the transaction opens (e.g. creating its staging tables). */
-  readonly prepare?: (client: pg.PoolClient) => Promise<void>;
 }
 
 /**
@@ -71,7 +72,6 @@ export async function withTransaction<T>(
   const client = await pool.connect();
   let discard: Error | undefined;
   try {
-    if (opts.prepare) await opts.prepare(client);
     await client.query(`${opts.begin ?? 'BEGIN'}; ${IDLE_IN_TRANSACTION}`);
     const result = await fn(client);
     await client.query('COMMIT');
