@@ -12,9 +12,10 @@
 -- reaches those tables' indexes. Rates and averages are computed here from stored counts and
 -- sums. Names (monitoring task, platform) are joined at query time, so a rename shows at once.
 --
--- The denominators and windows are per (day or week, project_id, task_id): a platform task belongs
--- to one monitoring task, so this is its day, and naming project_id lets a filter on it reach
--- the aggregates before a window or a grouping.
+-- No view groups or windows the aggregates before a filter applies: the denominators (a platform
+-- task's executions, valid rank items and citations of a day or week) are joined from
+-- rollup_executions_daily per (day or week, project_id, task_id). A platform task belongs to one
+-- monitoring task, so this is its day; naming project_id lets a filter on it reach both sides.
 
 -- Per day, platform task and brand: how the brand ranked in that day's executions of the task.
 -- appearances: rank_details items naming the brand; valid_ranks: those with a real position
@@ -185,35 +186,37 @@ LEFT JOIN geo.platform_tasks p ON p.task_id = b.task_id;
 
 -- Per day, monitoring task, platform task and brand: the brand's share of all valid rank items
 -- of that platform task on that day (share of voice; NULL when the day has none), and its rank
--- among the brands by it (NULL when the brand has no valid rank item that day).
+-- among the brands by it (NULL when the brand has no valid rank item that day). No window: the
+-- day's total comes from rollup_executions_daily and the rank counts the brands ahead, so a filter
+-- on a brand alone reaches the aggregates too.
 CREATE OR REPLACE VIEW geo.brand_share_of_voice_daily AS
 WITH items AS (
   SELECT date, customer_id, project_id, task_id, brand,
     CAST(sum(valid_rank_items) AS BIGINT) AS valid_rank_items
   FROM geo.rollup_brands_daily
   GROUP BY date, customer_id, project_id, task_id, brand
-),
-shares AS (
-  SELECT
-    i.*,
-    CAST(sum(i.valid_rank_items) OVER (PARTITION BY i.date, i.project_id, i.task_id) AS BIGINT)
-      AS all_valid_rank_items,
-    CAST(i.valid_rank_items AS @double)
-      / NULLIF(sum(i.valid_rank_items) OVER (PARTITION BY i.date, i.project_id, i.task_id), 0) AS share_of_voice,
-    -- Ranked only among the brands with valid items (those with none sort last, so their rows
-    -- change no other brand's rank): NULL for a brand without any, as on a day without valid ranks.
-    CASE WHEN i.valid_rank_items > 0
-      THEN rank() OVER (PARTITION BY i.date, i.project_id, i.task_id ORDER BY i.valid_rank_items DESC) END
-      AS brand_rank
-  FROM items i
 )
 SELECT
-  s.date, s.customer_id, s.project_id, m.project_name AS monitoring_task_name, s.task_id, p.model_key,
+  i.date, i.customer_id, i.project_id, m.project_name AS monitoring_task_name, i.task_id, p.model_key,
   p.model_name AS platform_name,
-  s.brand, s.valid_rank_items, s.all_valid_rank_items, s.share_of_voice, s.brand_rank
-FROM shares s
-LEFT JOIN geo.monitoring_tasks m ON m.project_id = s.project_id
-LEFT JOIN geo.platform_tasks p ON p.task_id = s.task_id;
+  i.brand, i.valid_rank_items,
+  t.valid_rank_items AS all_valid_rank_items,
+  CAST(i.valid_rank_items AS @double) / NULLIF(t.valid_rank_items, 0) AS share_of_voice,
+  -- rank() among the day's brands with valid items: 1 + the brands with more (ties share a rank).
+  CASE WHEN i.valid_rank_items > 0 THEN 1 + (
+    SELECT count(*) FROM (
+      SELECT sum(o.valid_rank_items) AS valid_rank_items FROM geo.rollup_brands_daily o
+      WHERE o.date = i.date AND o.project_id = i.project_id AND o.task_id = i.task_id
+      GROUP BY o.customer_id, o.brand
+    ) ahead WHERE ahead.valid_rank_items > i.valid_rank_items
+  ) END AS brand_rank
+FROM items i
+JOIN (
+  SELECT date, project_id, task_id, CAST(sum(valid_rank_items) AS BIGINT) AS valid_rank_items
+  FROM geo.rollup_executions_daily GROUP BY date, project_id, task_id
+) t ON t.date = i.date AND t.project_id = i.project_id AND t.task_id = i.task_id
+LEFT JOIN geo.monitoring_tasks m ON m.project_id = i.project_id
+LEFT JOIN geo.platform_tasks p ON p.task_id = i.task_id;
 
 -- The hosts of each monitoring task's brand_urls, normalised for own-site matching: lower case,
 -- surrounding blanks, scheme, user@, :port, path, a leading "www." and trailing dots dropped.
@@ -235,10 +238,15 @@ SELECT
   c.date, c.customer_id, c.project_id, m.project_name AS monitoring_task_name, c.task_id, p.model_key,
   p.model_name AS platform_name,
   c.domain, c.citations, c.executions_citing,
-  CAST(c.citations AS @double) / sum(c.citations) OVER (PARTITION BY c.date, c.project_id, c.task_id)
-    AS citation_share,
+  CAST(c.citations AS @double) / t.citations AS citation_share,
   c.owned
 FROM geo.rollup_domains_daily c
+-- The day's citations of the platform task, every domain's: no window, so a filter on a domain
+-- reaches the aggregates too (and a query without citation_share skips this join).
+LEFT JOIN (
+  SELECT date, project_id, task_id, CAST(sum(citations) AS BIGINT) AS citations
+  FROM geo.rollup_executions_daily GROUP BY date, project_id, task_id
+) t ON t.date = c.date AND t.project_id = c.project_id AND t.task_id = c.task_id
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = c.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = c.task_id;
 
@@ -257,10 +265,13 @@ SELECT
   c.week_start, @iso_week(c.week_start) AS iso_week, c.customer_id, c.project_id,
   m.project_name AS monitoring_task_name, c.task_id, p.model_key, p.model_name AS platform_name,
   c.domain, c.citations, c.executions_citing,
-  CAST(c.citations AS @double) / sum(c.citations) OVER (PARTITION BY c.week_start, c.project_id, c.task_id)
-    AS citation_share,
+  CAST(c.citations AS @double) / t.citations AS citation_share,
   c.owned
 FROM cites c
+LEFT JOIN (
+  SELECT week_start, project_id, task_id, CAST(sum(citations) AS BIGINT) AS citations
+  FROM geo.rollup_executions_daily GROUP BY week_start, project_id, task_id
+) t ON t.week_start = c.week_start AND t.project_id = c.project_id AND t.task_id = c.task_id
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = c.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = c.task_id;
 

@@ -16,7 +16,9 @@ CREATE TABLE geo.rollup_executions_daily (
   executions       BIGINT NOT NULL,
   available        BIGINT NOT NULL,
   missing          BIGINT NOT NULL,
-  with_screenshot  BIGINT NOT NULL
+  with_screenshot  BIGINT NOT NULL,
+  valid_rank_items BIGINT NOT NULL,
+  citations        BIGINT NOT NULL
 );
 
 CREATE TABLE geo.rollup_brands_daily (

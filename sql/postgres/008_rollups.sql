@@ -16,7 +16,9 @@ CREATE TABLE geo.rollup_executions_daily (
   executions       BIGINT NOT NULL,
   available        BIGINT NOT NULL,
   missing          BIGINT NOT NULL,
-  with_screenshot  BIGINT NOT NULL
+  with_screenshot  BIGINT NOT NULL,
+  valid_rank_items BIGINT NOT NULL,
+  citations        BIGINT NOT NULL
 );
 
 CREATE TABLE geo.rollup_brands_daily (
@@ -91,3 +93,15 @@ CREATE INDEX rollup_question_brands_daily_date_idx ON geo.rollup_question_brands
 CREATE INDEX rollup_question_brands_daily_task_idx ON geo.rollup_question_brands_daily (task_id, date);
 CREATE INDEX rollup_question_brands_daily_project_idx ON geo.rollup_question_brands_daily (project_id, date);
 CREATE INDEX rollup_question_brands_daily_brand_idx ON geo.rollup_question_brands_daily (brand, date);
+
+-- How many rows an execution has in its child tables, for the planner: ANALYZE samples too few
+-- rows to count the distinct prompt_task_id of a table of tens of millions (on a year of 10,000
+-- executions a day it guessed 349 sources per execution, not 8), so the aggregates' recomputation
+-- by day (rollups refresh, check rollups_match) chose a full scan of every child table over an
+-- index lookup per execution. A negative n_distinct is a share of the rows: a tenth is about 10
+-- sources (or ranks, or cards) per execution, the API's usual order of magnitude.
+ALTER TABLE geo.execution_sources ALTER COLUMN prompt_task_id SET (n_distinct = -0.1);
+ALTER TABLE geo.execution_ranks ALTER COLUMN prompt_task_id SET (n_distinct = -0.2);
+ALTER TABLE geo.product_cards ALTER COLUMN prompt_task_id SET (n_distinct = -0.2);
+-- Applied to the statistics now: the fill below (migrate.ts) and every later plan use them.
+ANALYZE geo.prompt_executions, geo.execution_sources, geo.execution_ranks, geo.product_cards;

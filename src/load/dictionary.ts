@@ -387,6 +387,9 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       available: 'Executions with an answer (result_status available).',
       missing: 'Executions without an answer (result_status missing).',
       with_screenshot: 'Executions with a screenshot URL (their screenshot’s, or their listed item’s).',
+      valid_rank_items:
+        'Rank items with a valid position in those executions, every brand’s: the denominator of share_of_voice.',
+      citations: 'Sources cited by those executions, every domain’s: the denominator of citation_share.',
     },
   },
   rollup_brands_daily: {

@@ -477,6 +477,8 @@ export const ROLLUP_EXECUTIONS_DAILY = defineTable<
     available: number;
     missing: number;
     with_screenshot: number;
+    valid_rank_items: number;
+    citations: number;
   }
 >(
   'rollup_executions_daily',
@@ -489,6 +491,8 @@ export const ROLLUP_EXECUTIONS_DAILY = defineTable<
     available: 'bigint',
     missing: 'bigint',
     with_screenshot: 'bigint',
+    valid_rank_items: 'bigint',
+    citations: 'bigint',
   },
   { synced: false, noPrimaryKey: true },
 );

@@ -374,7 +374,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         await damage(
           w,
           `INSERT INTO geo.rollup_executions_daily VALUES
-           (CAST('2026-11-02' AS DATE), CAST('2026-11-02' AS DATE), 10, 100, NULL, 'e', 'm', 5, 5, 0, 0)`,
+           (CAST('2026-11-02' AS DATE), CAST('2026-11-02' AS DATE), 10, 100, NULL, 'e', 'm', 5, 5, 0, 0, 0, 0)`,
         );
         const found = await mismatches(w);
         expect(found.map((r) => [r.table_name, r.only_in])).toEqual([

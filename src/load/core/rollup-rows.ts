@@ -61,6 +61,8 @@ export interface RollupRows {
     available: number;
     missing: number;
     with_screenshot: number;
+    valid_rank_items: number;
+    citations: number;
   })[];
   rollup_brands_daily: (Grain & {
     engine: string;
@@ -184,6 +186,13 @@ export function rollupRowsOf(facts: UnitFacts): RollupRows {
   };
 
   const key = (...parts: unknown[]) => JSON.stringify(parts);
+  // Per execution: its valid rank items and its citations, the units' denominators.
+  const validOf = new Map<number, number>();
+  for (const r of facts.ranks)
+    if (r.position !== null) validOf.set(r.prompt_task_id, (validOf.get(r.prompt_task_id) ?? 0) + 1);
+  const citationsOf = new Map<number, number>();
+  for (const c of facts.citations)
+    citationsOf.set(c.prompt_task_id, (citationsOf.get(c.prompt_task_id) ?? 0) + c.citations);
   for (const group of groupBy(executions.values(), (e) => key(grainKey(e), e.engine, e.model)).values()) {
     const e = group[0]!;
     out.rollup_executions_daily.push({
@@ -195,6 +204,8 @@ export function rollupRowsOf(facts: UnitFacts): RollupRows {
       missing: group.filter((x) => x.result_status === 'missing').length,
       // COALESCE(NULLIF(screenshot's url, ''), NULLIF(listed url, '')) IS NOT NULL
       with_screenshot: group.filter((x) => Boolean(x.shot_url) || Boolean(x.screenshot_url)).length,
+      valid_rank_items: sum(group.map((x) => validOf.get(x.prompt_task_id) ?? 0)),
+      citations: sum(group.map((x) => citationsOf.get(x.prompt_task_id) ?? 0)),
     });
   }
 

@@ -105,9 +105,22 @@ const SELECTS: Readonly<Record<string, Select>> = {
       e.customer_id, e.engine, e.model,
       count(*), count(*) FILTER (WHERE e.result_status = 'available'),
       count(*) FILTER (WHERE e.result_status = 'missing'),
-      count(*) FILTER (WHERE COALESCE(NULLIF(sc.screenshot_url, ''), NULLIF(e.screenshot_url, '')) IS NOT NULL)
+      count(*) FILTER (WHERE COALESCE(NULLIF(sc.screenshot_url, ''), NULLIF(e.screenshot_url, '')) IS NOT NULL),
+      ${big('COALESCE(sum(r.valid), 0)')}, ${big('COALESCE(sum(c.citations), 0)')}
     FROM geo.prompt_executions e
     LEFT JOIN geo.execution_screenshots sc ON sc.prompt_task_id = e.prompt_task_id
+    LEFT JOIN (
+      SELECT r.prompt_task_id, count(r.position) AS valid
+      FROM geo.execution_ranks r JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id
+      WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}
+      GROUP BY r.prompt_task_id
+    ) r ON r.prompt_task_id = e.prompt_task_id
+    LEFT JOIN (
+      SELECT s.prompt_task_id, count(*) AS citations
+      FROM geo.execution_sources s JOIN geo.prompt_executions e ON e.prompt_task_id = s.prompt_task_id
+      WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}
+      GROUP BY s.prompt_task_id
+    ) c ON c.prompt_task_id = e.prompt_task_id
     WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}
     GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model`,
 

@@ -1,0 +1,120 @@
+/**
+ * Issue 28: on PostgreSQL, a filter on the day (week), monitoring task, platform task, brand or
+ * domain of a dashboard view reaches the per-day aggregates and an index of theirs: the plan
+ * reads no raw execution table, has no window, applies the filter where it reads the view's
+ * aggregate table (an index condition, or a condition of that scan: which index the planner
+ * picks is its cost decision, on a handful of rows here), and that table has an index led by
+ * the filtered column. Sequential scans are turned off so that the plan shows where a filter can
+ * go; a filter stuck above a grouping or a window would be applied above the scan instead.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWarehouse } from '../../src/load/index.ts';
+import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
+import { batch, execution, rank, source } from './fixtures.ts';
+
+const pgUp = await postgresReachable();
+
+const RAW = [
+  'prompt_executions',
+  'execution_ranks',
+  'execution_sources',
+  'execution_screenshots',
+  'execution_products',
+  'product_cards',
+];
+
+/** View -> the aggregate table that holds its rows -> the filters it must take to an index. */
+const CASES: [view: string, table: string, filters: Record<string, string>][] = [
+  ['executions_daily', 'rollup_executions_daily', DAILY()],
+  ['brand_rank_daily', 'rollup_brands_daily', { ...DAILY(), brand: "brand = 'Acme'" }],
+  ['brand_visibility_daily', 'rollup_brands_daily', { ...DAILY(), brand: "brand = 'Acme'" }],
+  ['brand_visibility_weekly', 'rollup_brands_daily', { ...WEEKLY(), brand: "brand = 'Acme'" }],
+  ['brand_share_of_voice_daily', 'rollup_brands_daily', { ...DAILY(), brand: "brand = 'Acme'" }],
+  ['citation_domains_daily', 'rollup_domains_daily', { ...DAILY(), domain: "domain = 'acme.com'" }],
+  ['citations_daily', 'rollup_domains_daily', { ...DAILY(), domain: "domain = 'acme.com'" }],
+  ['citations_weekly', 'rollup_domains_daily', { ...WEEKLY(), domain: "domain = 'acme.com'" }],
+  ['question_rank_daily', 'rollup_question_brands_daily', { ...DAILY(), brand: "brand = 'Acme'" }],
+];
+
+function DAILY(): Record<string, string> {
+  return { date: "date >= DATE '2026-11-10'", project_id: 'project_id = 100', task_id: 'task_id = 10' };
+}
+function WEEKLY(): Record<string, string> {
+  return {
+    week_start: "week_start >= DATE '2026-11-09'",
+    project_id: 'project_id = 100',
+    task_id: 'task_id = 10',
+  };
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  'Recheck Cond'?: string;
+  Filter?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(n: PlanNode): PlanNode[] {
+  return [n, ...(n.Plans ?? []).flatMap(nodes)];
+}
+
+describe.skipIf(!pgUp)('dashboard views on PostgreSQL: filters reach the aggregates’ indexes', () => {
+  let db: TestDatabase;
+  let client: pg.Client;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const w = await openWarehouse(db.url, { migrate: true });
+    try {
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(1), execution(2, { task_id: 11 })],
+          ranks: [rank(1, 0, 'Acme', 1), rank(2, 0, 'Bolt', 2)],
+          sources: [source(1, 1, 'acme.com'), source(2, 2, 'news.com')],
+        }),
+      );
+    } finally {
+      await w.close();
+    }
+    client = new pg.Client(db.url);
+    await client.connect();
+    await client.query('ANALYZE');
+    await client.query('SET enable_seqscan = off');
+  });
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+
+  for (const [view, table, filters] of CASES) {
+    for (const [column, where] of Object.entries(filters)) {
+      it(`${view} WHERE ${where}`, async () => {
+        const r = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+          `EXPLAIN (FORMAT JSON) SELECT * FROM geo.${view} WHERE ${where}`,
+        );
+        const plan = nodes(r.rows[0]!['QUERY PLAN'][0].Plan);
+        const summary = plan.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? n['Index Name'] ?? ''}`);
+        expect(
+          plan.filter((n) => RAW.includes(n['Relation Name'] ?? '')),
+          summary.join('\n'),
+        ).toEqual([]);
+        expect(plan.filter((n) => n['Node Type'] === 'WindowAgg')).toEqual([]);
+        const mentions = (text: string | undefined) => new RegExp(`\\b${column}\\b`).test(text ?? '');
+        const reached = plan.filter(
+          (n) =>
+            n['Relation Name'] === table &&
+            (mentions(n['Index Cond']) || mentions(n['Recheck Cond']) || mentions(n.Filter)),
+        );
+        expect(reached.length, summary.join('\n')).toBeGreaterThan(0);
+        const indexes = await client.query<{ indexdef: string }>(
+          "SELECT indexdef FROM pg_indexes WHERE schemaname = 'geo' AND tablename = $1",
+          [table],
+        );
+        expect(indexes.rows.map((i) => i.indexdef)).toContainEqual(expect.stringContaining(`(${column},`));
+      });
+    }
+  }
+});
