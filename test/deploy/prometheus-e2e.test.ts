@@ -26,13 +26,15 @@ describe.skipIf(!bin)('a real Prometheus scraping schedule --metrics-port', () =
   beforeAll(async () => {
     // Every 6th request answered 429 (Retry-After 0): about one in six requests rate limited,
     // above the rules' 5%, and every request still succeeds on a retry.
-    // Answers slow enough that the run outlasts Prometheus's first scrape (1 s): its counters are
-    // seen at 0 before the run, as on a scheduler that waits for its nightly tick.
+    // Answers slow enough that the run outlasts Prometheus's first scrapes (every 1 s) by far,
+    // even on a loaded machine: its counters are seen at 0 before the run, as on a scheduler that
+    // waits for its nightly tick (rate() and increase() need a sample from before the run). At
+    // 40 ms the run (about 80 requests, 4 at once) could end before the first scrape.
     sim = await startSimulator({
       seed: 7,
       days: 2,
       executionsPerDay: 8,
-      faults: { rateLimitEvery: 6, retryAfterSeconds: 0, latencyMs: 40 },
+      faults: { rateLimitEvery: 6, retryAfterSeconds: 0, latencyMs: 250 },
     });
     const port = await freePort();
     scrapeUrl = `http://127.0.0.1:${port}/metrics`;

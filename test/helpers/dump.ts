@@ -3,6 +3,7 @@
  * records when a row was written, not what it says). Two warehouses hold the same data exactly
  * when their dumps are equal.
  */
+import { rollupsMatchSql } from '../../src/load/core/rollups.ts';
 import { ROLLUP_TABLES } from '../../src/load/tables.ts';
 import { withWarehouse } from './sync.ts';
 
@@ -65,4 +66,12 @@ export async function dumpData(target: string): Promise<Record<string, unknown[]
 
 export function rowCounts(dump: Record<string, unknown[]>): Record<string, number> {
   return Object.fromEntries(Object.entries(dump).map(([t, rows]) => [t, rows.length]));
+}
+
+/**
+ * The per-day aggregates of `from`..`to` that differ from a recomputation from the execution
+ * tables (check rollups_match): none when every transaction kept them with its rows.
+ */
+export async function rollupMismatches(target: string, from: string, to: string): Promise<unknown[]> {
+  return withWarehouse(target, (w) => w.query(rollupsMatchSql(w), [from, to]));
 }

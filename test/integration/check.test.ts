@@ -84,6 +84,7 @@ for (const target of warehouseTargets('check')) {
         'ok executions_have_platform_task',
         'ok units_finished',
         'ok unit_execution_counts',
+        'ok rollups_match',
         'ok freshness',
       ]);
       const json = await runCli(['check', ...range(), '--json'], env());
@@ -93,7 +94,38 @@ for (const target of warehouseTargets('check')) {
           .trim()
           .split('\n')
           .map((l) => (JSON.parse(l) as { passed: boolean }).passed),
-      ).toEqual([true, true, true, true, true, true]);
+      ).toEqual([true, true, true, true, true, true, true]);
+    });
+
+    it('rollups_match names an aggregate edited by hand; rollups refresh repairs it', async () => {
+      const [row] = (await exec(
+        `SELECT task_id, CAST(date AS VARCHAR) AS date FROM geo.rollup_executions_daily ORDER BY date, task_id LIMIT 1`,
+      )) as { task_id: number; date: string }[];
+      await damage(
+        `UPDATE geo.rollup_executions_daily SET executions = executions + 7
+         WHERE task_id = ${row!.task_id} AND date = DATE '${row!.date}'`,
+      );
+      const r = await runCli(['check', ...range()], env());
+      expect(r.code, r.stdout + r.stderr.slice(-2000)).toBe(3);
+      expect(r.stdout).toMatch(
+        new RegExp(
+          `FAIL\\s+rollups_match\\s+2 failing row\\(s\\): table_name=rollup_executions_daily only_in=recomputed date=${row!.date} task_id=${row!.task_id} .*; table_name=rollup_executions_daily only_in=stored date=${row!.date} task_id=${row!.task_id}`,
+        ),
+      );
+      expect(r.stdout.match(/^FAIL/gm)).toHaveLength(1);
+
+      const usage = await runCli(['rollups', 'refresh', '--from', dates[0]!], env());
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toMatch(/--from and --to go together/);
+      const refresh = await runCli(['rollups', 'refresh', ...range(), '--no-progress'], env());
+      expect(refresh.code, refresh.stderr.slice(-2000)).toBe(0);
+      expect(refresh.stdout).toMatch(
+        new RegExp(
+          `refreshed the per-day aggregates of 2 day\\(s\\) \\(\\d+ executions\\) in ${dates[0]} .. ${dates[1]}, 1 transaction\\(s\\)`,
+        ),
+      );
+      const again = await runCli(['check', ...range()], env());
+      expect(again.code, again.stdout).toBe(0);
     });
 
     it.runIf(target.dialect === 'postgres')(
@@ -237,6 +269,10 @@ for (const target of warehouseTargets('check')) {
         ),
       );
       expect(r.stdout).toMatch(/ok\s+units_finished/);
+      // Deleted by hand: its unit's aggregates no longer match its rows (rollups refresh repairs).
+      expect(r.stdout).toMatch(
+        new RegExp(`FAIL\\s+rollups_match\\s+\\d+ failing row\\(s\\): .*task_id=${victim!.task_id}`),
+      );
 
       const [unit] = (await exec(
         `SELECT task_id, CAST(date AS VARCHAR) AS date FROM geo.sync_checkpoints WHERE task_id <> $1 ORDER BY task_id, date LIMIT 1`,
