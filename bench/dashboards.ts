@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import pg from 'pg';
 import { createApi, runLocked } from '../dist/app.js';
-import { batchDays } from '../dist/commands/rollups.js';
+import { batchDays } from '../dist/load/core/rollups.js';
 import { loadConfig } from '../dist/config.js';
 import { rollupsMatchSql } from '../dist/load/core/rollups.js';
 import { GEO_TABLES } from '../dist/load/tables.js';

@@ -73,3 +73,8 @@ CREATE TABLE geo.rollup_question_brands_daily (
 -- No index: DuckDB reads these by scanning with zone maps (min/max per row group), which serve
 -- day ranges because rows are appended day after day; its ART indexes serve point lookups only
 -- and would slow every recomputation's delete and insert.
+
+-- The aggregates of the executions already stored are filled after the migrations, a batch of
+-- days per transaction (src/load/core/rollups.ts fillRollupsStep); this row says it is to do, and
+-- where it has got to if it was interrupted.
+INSERT INTO geo.schema_migrations (version, name) VALUES ('rollups_fill', 'fill');

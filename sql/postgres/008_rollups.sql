@@ -105,3 +105,8 @@ ALTER TABLE geo.execution_ranks ALTER COLUMN prompt_task_id SET (n_distinct = -0
 ALTER TABLE geo.product_cards ALTER COLUMN prompt_task_id SET (n_distinct = -0.2);
 -- Applied to the statistics now: the fill below (migrate.ts) and every later plan use them.
 ANALYZE geo.prompt_executions, geo.execution_sources, geo.execution_ranks, geo.product_cards;
+
+-- The aggregates of the executions already stored are filled after the migrations, a batch of
+-- days per transaction (src/load/core/rollups.ts fillRollupsStep); this row says it is to do, and
+-- where it has got to if it was interrupted.
+INSERT INTO geo.schema_migrations (version, name) VALUES ('rollups_fill', 'fill');

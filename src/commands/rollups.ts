@@ -7,6 +7,7 @@ import cliProgress from 'cli-progress';
 import { Command } from 'commander';
 import { openMigratedWarehouse } from '../app.ts';
 import { UsageError } from '../errors.ts';
+import { batchDays } from '../load/core/rollups.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import {
   abortOnSignals,
@@ -19,40 +20,6 @@ import {
   withCommonOptions,
   type CommonOpts,
 } from './common.ts';
-
-/**
- * Executions one refresh transaction covers at most (whole days; a day above it is one
- * transaction of its own): bounded, so PostgreSQL holds its locks and DuckDB its uncommitted rows
- * for one batch of days, not for the whole history.
- */
-export const REFRESH_BATCH_EXECUTIONS = 50_000;
-
-export interface DayBatch {
-  from: string;
-  to: string;
-  days: number;
-  executions: number;
-}
-
-/** Consecutive days in batches of at most `max` executions (a larger day alone). */
-export function batchDays(
-  days: readonly { date: string; executions: number }[],
-  max = REFRESH_BATCH_EXECUTIONS,
-): DayBatch[] {
-  const out: DayBatch[] = [];
-  let current: DayBatch | null = null;
-  for (const d of days) {
-    if (current && current.executions + d.executions <= max) {
-      current.to = d.date;
-      current.days++;
-      current.executions += d.executions;
-      continue;
-    }
-    current = { from: d.date, to: d.date, days: 1, executions: d.executions };
-    out.push(current);
-  }
-  return out;
-}
 
 interface RefreshOpts extends CommonOpts {
   from?: string;

@@ -32,13 +32,6 @@ export interface MigrationSet {
   views: string;
 }
 
-/** What applying one migration did. */
-export interface Applied {
-  /** False when another process had applied it meanwhile. */
-  applied: boolean;
-  note: string | null;
-}
-
 export interface MigrationStore {
   /** Runs `fn`, the migrations (each step locks for itself: see apply). */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
@@ -48,12 +41,17 @@ export interface MigrationStore {
   hasLedger(): Promise<boolean>;
   appliedVersions(): Promise<Set<string>>;
   /**
-   * One transaction holding the migration lock: the migration's SQL, what it does beyond its SQL
-   * (008 fills the per-day aggregates from the stored executions) and its ledger row, unless
-   * another process applied it meanwhile (`applied: false`). `note`: a line that says what the
-   * extra work did, if it did anything worth saying.
+   * One transaction holding the migration lock: the migration's SQL and its ledger row, unless
+   * another process applied it meanwhile (false).
    */
-  apply(migration: Migration): Promise<Applied>;
+  apply(migration: Migration): Promise<boolean>;
+  /**
+   * Work a migration left to do after all of them, in bounded transactions (008: the per-day
+   * aggregates of the executions already stored): what is pending (`rollups_fill`), and doing it
+   * (one line to say per thing done).
+   */
+  pendingWork(): Promise<string[]>;
+  finishWork(): Promise<string[]>;
   /** One transaction: the views file, and its hash in the ledger's `views` row. */
   replaceViews(sql: string, hash: string): Promise<void>;
   /** The hash of the views (and dictionary) last applied; null before the first. */
@@ -77,6 +75,7 @@ export async function pendingMigrations(store: MigrationStore, set: MigrationSet
   const applied = await store.appliedVersions();
   const pending = set.migrations.filter((m) => !applied.has(m.version)).map((m) => m.id);
   if ((await store.viewsHash()) !== viewsHash(set)) pending.push(VIEWS_VERSION);
+  pending.push(...(await store.pendingWork()));
   return pending;
 }
 
@@ -124,19 +123,16 @@ export async function runMigrations(
         result.alreadyApplied.push(m.id);
         continue;
       }
-      const { applied: done, note } = await store.apply(m);
-      if (!done) {
-        result.alreadyApplied.push(m.id);
-        continue;
-      }
-      logger?.info({ migration: m.id }, 'migration applied');
-      if (note) {
-        logger?.info({ migration: m.id }, note);
-        result.notes.push(note);
-      }
-      result.applied.push(m.id);
+      if (await store.apply(m)) {
+        logger?.info({ migration: m.id }, 'migration applied');
+        result.applied.push(m.id);
+      } else result.alreadyApplied.push(m.id);
     }
     await store.replaceViews(set.views, viewsHash(set));
+    for (const note of await store.finishWork()) {
+      logger?.info(note);
+      result.notes.push(note);
+    }
     return result;
   });
 }

@@ -429,6 +429,18 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         expect(await mismatches(w)).toEqual([]);
         expect(await executionsOf(w, '2026-11-20')).toBe(1);
         expect((await w.migrate()).notes).toEqual([]);
+        expect(await w.pendingMigrations()).toEqual([]);
+
+        // A fill interrupted after its first days goes on from where it stopped.
+        await damage(w, `DELETE FROM geo.rollup_executions_daily WHERE date >= DATE '2026-11-20'`);
+        await damage(
+          w,
+          "INSERT INTO geo.schema_migrations (version, name) VALUES ('rollups_fill', 'fill from 2026-11-20')",
+        );
+        expect(await w.pendingMigrations()).toEqual(['rollups_fill']);
+        expect((await w.migrate()).notes).toEqual([expect.stringContaining('2026-11-20..2026-11-20')]);
+        expect(await mismatches(w)).toEqual([]);
+        expect(await w.pendingMigrations()).toEqual([]);
       } finally {
         await w.close();
       }

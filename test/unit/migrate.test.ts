@@ -40,13 +40,15 @@ function memoryStore(ledger: Map<string, string> | null) {
     apply: async (m) => {
       writes.push(m.id);
       rows!.set(m.version, m.name);
-      return { applied: true, note: null };
+      return true;
     },
     replaceViews: async (_sql, hash) => {
       writes.push(VIEWS_VERSION);
       rows!.set(VIEWS_VERSION, hash);
     },
     viewsHash: async () => rows?.get(VIEWS_VERSION) ?? null,
+    pendingWork: async () => [],
+    finishWork: async () => [],
   };
   return { store, writes };
 }

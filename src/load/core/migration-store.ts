@@ -5,18 +5,9 @@
  * and then finds the migration applied, also through a transaction pooler; DuckDB: nothing
  * beyond the database mutex the connection holds and DuckDB's own file lock).
  */
-import { VIEWS_VERSION, type Applied, type Migration, type MigrationStore } from '../migrate.ts';
+import { VIEWS_VERSION, type Migration, type MigrationStore } from '../migrate.ts';
 import type { Connection, Driver } from './driver.ts';
-import { fillRollups } from './rollups.ts';
-
-/**
- * What a migration does beyond its SQL file, inside its transaction (so a migration is applied
- * whole or not at all, even under kill -9): 008 creates the aggregate tables, then fills them
- * from the executions a warehouse upgraded from an earlier version already holds.
- */
-const AFTER_SQL: Readonly<Record<string, (driver: Driver, c: Connection) => Promise<string | null>>> = {
-  '008_rollups': fillRollups,
-};
+import { fillRollupsStep, ROLLUPS_FILL } from './rollups.ts';
 
 export class CoreMigrationStore implements MigrationStore {
   constructor(
@@ -54,21 +45,49 @@ export class CoreMigrationStore implements MigrationStore {
     return new Set(rows.map((r) => r.version));
   }
 
-  async apply(m: Migration): Promise<Applied> {
+  async apply(m: Migration): Promise<boolean> {
     return this.inTransaction(async () => {
       // Under the lock: another process may have applied it since appliedVersions() was read.
       const done = await this.c.rows('SELECT 1 AS done FROM geo.schema_migrations WHERE version = $1', [
         m.version,
       ]);
-      if (done.length > 0) return { applied: false, note: null };
+      if (done.length > 0) return false;
       await this.c.execute(m.sql);
-      const note = (await AFTER_SQL[m.id]?.(this.driver, this.c)) ?? null;
       await this.c.execute('INSERT INTO geo.schema_migrations (version, name) VALUES ($1, $2)', [
         m.version,
         m.name,
       ]);
-      return { applied: true, note };
+      return true;
     });
+  }
+
+  async pendingWork(): Promise<string[]> {
+    const rows = await this.c.rows('SELECT 1 AS pending FROM geo.schema_migrations WHERE version = $1', [
+      ROLLUPS_FILL,
+    ]);
+    return rows.length > 0 ? [ROLLUPS_FILL] : [];
+  }
+
+  /**
+   * Migration 008's fill of the aggregates, a batch of days per transaction under the migration
+   * lock: processes migrating at once share the batches instead of doing each twice.
+   */
+  async finishWork(): Promise<string[]> {
+    let first: string | null = null;
+    let last: string | null = null;
+    for (;;) {
+      const step = await this.inTransaction(() => fillRollupsStep(this.driver, this.c));
+      if (!step) break;
+      if (step.days === 0) continue;
+      first ??= step.from;
+      last = step.to;
+    }
+    return first && last
+      ? [
+          `filled the per-day aggregates (geo.rollup_*) from the executions stored ${first}..${last}: ` +
+            'this version keeps them with every sync; the views read them',
+        ]
+      : [];
   }
 
   async replaceViews(sql: string, hash: string): Promise<void> {

@@ -280,26 +280,74 @@ export function rollupDaysSql(inRange: boolean): string {
     GROUP BY date ORDER BY date`;
 }
 
-/** The first and last day of the stored executions, or null when there are none. */
-export async function executionDays(c: Connection): Promise<{ from: string; to: string } | null> {
-  const [row] = await c.rows<{ first: string | null; last: string | null }>(
-    'SELECT min(date_time) AS first, max(date_time) AS last FROM geo.prompt_executions',
-  );
-  return row?.first && row.last ? { from: row.first, to: row.last } : null;
+/**
+ * Executions one refresh transaction covers at most (whole days; a day above it is one
+ * transaction of its own): bounded, so PostgreSQL holds its locks and DuckDB its uncommitted rows
+ * for one batch of days, not for the whole history.
+ */
+export const REFRESH_BATCH_EXECUTIONS = 50_000;
+
+export interface DayBatch {
+  from: string;
+  to: string;
+  days: number;
+  executions: number;
 }
 
+/** Consecutive days in batches of at most `max` executions (a larger day alone). */
+export function batchDays(
+  days: readonly { date: string; executions: number }[],
+  max = REFRESH_BATCH_EXECUTIONS,
+): DayBatch[] {
+  const out: DayBatch[] = [];
+  let current: DayBatch | null = null;
+  for (const d of days) {
+    if (current && current.executions + d.executions <= max) {
+      current.to = d.date;
+      current.days++;
+      current.executions += d.executions;
+      continue;
+    }
+    current = { from: d.date, to: d.date, days: 1, executions: d.executions };
+    out.push(current);
+  }
+  return out;
+}
+
+/** The ledger row (geo.schema_migrations) of migration 008's fill, while it is not done. */
+export const ROLLUPS_FILL = 'rollups_fill';
+
 /**
- * Migration 008's fill: the aggregates of every stored day, once, for a warehouse upgraded from a
- * version without them (a new warehouse has nothing to fill). Returns the line `migrate` says.
+ * Migration 008's fill, one batch of days (one transaction, the caller's) at a time: the
+ * aggregates of every stored day, for a warehouse upgraded from a version without them. 008
+ * leaves the ledger row `rollups_fill` = `fill from <day>`; each batch recomputes the days from
+ * there (at most REFRESH_BATCH_EXECUTIONS executions) and moves the row on, or deletes it after
+ * the last. Batches, not one transaction: a year of executions aggregated at once ran DuckDB out
+ * of its 128MB; and a fill interrupted (kill -9) goes on where it stopped at the next migrate.
+ * Returns the days this step filled, or null when nothing is left to fill.
  */
-export async function fillRollups(driver: Driver, c: Connection): Promise<string | null> {
-  const days = await executionDays(c);
-  if (!days) return null;
-  await recomputeRollups(driver, c, days);
-  return (
-    `filled the per-day aggregates (geo.rollup_*) from the executions stored ${days.from}..${days.to}: ` +
-    'this version keeps them with every sync; the views read them'
+export async function fillRollupsStep(
+  driver: Driver,
+  c: Connection,
+): Promise<{ from: string; to: string; days: number } | null> {
+  const [marker] = await c.rows<{ name: string }>(
+    'SELECT name FROM geo.schema_migrations WHERE version = $1',
+    [ROLLUPS_FILL],
   );
+  if (!marker) return null;
+  const from = /^fill from (\d{4}-\d{2}-\d{2})$/.exec(marker.name)?.[1] ?? '0001-01-01';
+  const days = await c.rows<{ date: string; executions: number }>(rollupDaysSql(true), [from, '9999-12-31']);
+  const [batch, next] = batchDays(days.map((d) => ({ date: d.date, executions: Number(d.executions) })));
+  if (batch) await recomputeRollups(driver, c, { from: batch.from, to: batch.to });
+  if (next) {
+    await c.execute('UPDATE geo.schema_migrations SET name = $2 WHERE version = $1', [
+      ROLLUPS_FILL,
+      `fill from ${next.from}`,
+    ]);
+  } else {
+    await c.execute('DELETE FROM geo.schema_migrations WHERE version = $1', [ROLLUPS_FILL]);
+  }
+  return batch ? { from: batch.from, to: batch.to, days: batch.days } : { from, to: from, days: 0 };
 }
 
 /** Each monitoring task's brand_urls hosts, normalised, as one sorted text per task. */
