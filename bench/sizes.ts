@@ -31,7 +31,7 @@ export const NIGHTLY = {
   lookbackDays: 3,
   changedShare: 0.15,
   /** Nights run again with and without the per-day aggregates (what keeping them costs). */
-  rollupPairs: SMOKE ? 1 : 5,
+  rollupPairs: SMOKE ? 1 : 3,
 };
 /** Issue 30's first read: ~1,060 executions over ~320 units (a run per day), and its nightly. */
 export const FIRST_READ = {
