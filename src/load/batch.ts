@@ -10,6 +10,11 @@ import { dedupeBy } from './values.ts';
 export interface ReplacedChildren {
   ranks: number[];
   sources: number[];
+  /**
+   * The batch's executions and the parents of its screenshot rows: an execution read again
+   * without a screenshot (gone upstream, or listed without one) keeps none.
+   */
+  screenshots: number[];
   /** product_cards. */
   cards: number[];
 }
@@ -61,6 +66,9 @@ export function prepareBatch(batch: ExecutionBatch): PreparedBatch {
     timesKept: [...new Set(batch.executions.map((e) => e.prompt_task_id))].filter((id) => kept.times.has(id)),
     replaced: {
       ranks: [...named],
+      screenshots: [...new Set([...batch.executions, ...screenshots].map((r) => r.prompt_task_id))].filter(
+        (id) => !kept.screenshot.has(id),
+      ),
       sources: [...named].filter((id) => !kept.sources.has(id) && !merged.has(id)),
       cards: [...named].filter((id) => !kept.products.has(id)),
     },

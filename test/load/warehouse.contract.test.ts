@@ -222,6 +222,27 @@ for (const dialect of DIALECTS) {
       expect(await rowsOf('product_cards', [202], 'position')).toEqual([]);
     });
 
+    it('an execution read again without a screenshot loses the one stored; a screenshot kept stays', async () => {
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(261), execution(262)],
+          screenshots: [screenshot(261), screenshot(262)],
+        }),
+      );
+      // Read again: 261's screenshot is gone upstream (no row), 262's could not be read (kept).
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(261), execution(262)],
+          kept: [{ prompt_task_id: 262, child: 'screenshot' }],
+        }),
+      );
+      expect(await rowsOf('execution_screenshots', [261], 'prompt_task_id')).toEqual([]);
+      expect((await rowsOf('execution_screenshots', [262], 'prompt_task_id')).length).toBe(1);
+      // Rows given without their execution replace nothing of its screenshot.
+      await w.writeExecutionBatch(batch({ ranks: [rank(262, 0, 'Acme', 1)] }));
+      expect((await rowsOf('execution_screenshots', [262], 'prompt_task_id')).length).toBe(1);
+    });
+
     it('a source that moved to another execution is updated, not duplicated', async () => {
       await w.writeExecutionBatch(
         batch({ executions: [execution(251)], sources: [source(2501, 251, 'a.com')] }),

@@ -146,7 +146,7 @@ const fastPath: Merge = async (driver, c, b, stored) => {
       PROMPT_EXECUTIONS,
       among(executionIds).filter((id) => !timesKept.has(id)),
     );
-    await deleteIds(driver, c, EXECUTION_SCREENSHOTS, among(b.screenshots.map((r) => r.prompt_task_id)));
+    await deleteIds(driver, c, EXECUTION_SCREENSHOTS, among(b.replaced.screenshots));
     await deleteIds(driver, c, EXECUTION_PRODUCTS, among(b.products.map((r) => r.prompt_task_id)));
     await deleteIds(driver, c, EXECUTION_RANKS, among(b.replaced.ranks));
     await deleteIds(driver, c, EXECUTION_SOURCES, among(b.replaced.sources));
@@ -196,7 +196,8 @@ const safePath: Merge = async (driver, c, b) => {
     b.executions.filter((e) => !updated.has(e.prompt_task_id)),
     'upsert',
   );
-  await c.load(EXECUTION_SCREENSHOTS, b.screenshots, 'upsert');
+  await deleteIds(driver, c, EXECUTION_SCREENSHOTS, b.replaced.screenshots);
+  await c.load(EXECUTION_SCREENSHOTS, b.screenshots, 'insert');
   await c.load(EXECUTION_PRODUCTS, b.products, 'upsert');
   await deleteIds(driver, c, EXECUTION_RANKS, b.replaced.ranks);
   await deleteIds(driver, c, EXECUTION_SOURCES, b.replaced.sources);
