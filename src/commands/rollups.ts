@@ -76,6 +76,7 @@ function refreshCommand(): Command {
           } finally {
             bar?.stop();
           }
+          await warehouse.analyzeRollups();
           process.stdout.write(
             `refreshed the per-day aggregates of ${days.length} day(s) (${executions} executions) in ${scope}, ` +
               `${batches.length} transaction(s)\n`,

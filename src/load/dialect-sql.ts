@@ -25,6 +25,11 @@ export interface DialectSql {
    * new writers out until this one ends; null where transactions never run at once (DuckDB).
    */
   lockAgainstWriters(table: string): string | null;
+  /**
+   * Refreshes the planner's statistics of tables just filled in bulk; null where the planner
+   * needs none (DuckDB keeps its statistics as it writes).
+   */
+  analyze(tables: readonly string[]): string | null;
 }
 
 export const DIALECT_SQL: Record<Dialect, DialectSql> = {
@@ -36,6 +41,7 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
       `jsonb_array_elements_text(CASE WHEN jsonb_typeof(${j}) = 'array' THEN ${j} ELSE '[]'::jsonb END) AS ${alias}(url)`,
     viewTable: (t) => `geo.${t}`,
     lockAgainstWriters: (t) => `LOCK TABLE ${t} IN SHARE ROW EXCLUSIVE MODE`,
+    analyze: (tables) => `ANALYZE ${tables.join(', ')}`,
   },
   duckdb: {
     double: 'DOUBLE',
@@ -46,6 +52,7 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
       `unnest(CASE WHEN json_type(${j}) = 'ARRAY' THEN json_extract_string(${j}, '$[*]') ELSE [] END) AS ${alias}(url)`,
     viewTable: (t) => t,
     lockAgainstWriters: () => null,
+    analyze: () => null,
   },
 };
 

@@ -211,6 +211,8 @@ export interface Warehouse {
    * execution tables (rows of days without executions deleted).
    */
   refreshRollups(from: string, to: string): Promise<void>;
+  /** After refreshing many days: the planner's statistics of the aggregate tables (PostgreSQL). */
+  analyzeRollups(): Promise<void>;
   /** Finished units among the given dates, as `${task_id}|${date}` keys. */
   finishedUnits(dates: readonly string[]): Promise<Set<string>>;
   /** Records failed units (the latest failure per unit is kept). */

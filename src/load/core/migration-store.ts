@@ -7,7 +7,7 @@
  */
 import { VIEWS_VERSION, type Migration, type MigrationStore } from '../migrate.ts';
 import type { Connection, Driver } from './driver.ts';
-import { fillRollupsStep, ROLLUPS_FILL } from './rollups.ts';
+import { analyzeRollups, fillRollupsStep, ROLLUPS_FILL } from './rollups.ts';
 
 export class CoreMigrationStore implements MigrationStore {
   constructor(
@@ -82,6 +82,7 @@ export class CoreMigrationStore implements MigrationStore {
       first ??= step.from;
       last = step.to;
     }
+    if (first) await analyzeRollups(this.driver, this.c);
     return first && last
       ? [
           `filled the per-day aggregates (geo.rollup_*) from the executions stored ${first}..${last}: ` +

@@ -319,6 +319,16 @@ export function batchDays(
   return out;
 }
 
+/**
+ * After a fill or a refresh: the planner's statistics of the aggregate tables (on PostgreSQL,
+ * autovacuum comes later; meanwhile a plan for the day's filter guessed 350k rows where there were
+ * 60k and scanned the whole table). Outside a transaction.
+ */
+export async function analyzeRollups(driver: Pick<Driver, 'dialect'>, c: Connection): Promise<void> {
+  const sql = DIALECT_SQL[driver.dialect].analyze(ROLLUP_TABLES.map((t) => `geo.${t.table}`));
+  if (sql) await c.execute(sql);
+}
+
 /** The ledger row (geo.schema_migrations) of migration 008's fill, while it is not done. */
 export const ROLLUPS_FILL = 'rollups_fill';
 

@@ -55,7 +55,14 @@ import {
 import { storedRows, storedText } from '../text.ts';
 import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
-import { decideOwnership, hostsOf, maintainRollups, recomputeRollups, rollupDaysSql } from './rollups.ts';
+import {
+  analyzeRollups,
+  decideOwnership,
+  hostsOf,
+  maintainRollups,
+  recomputeRollups,
+  rollupDaysSql,
+} from './rollups.ts';
 import { CoreMigrationStore } from './migration-store.ts';
 import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
@@ -348,6 +355,9 @@ export class CoreWarehouse implements Warehouse {
   }
   refreshRollups(from: string, to: string): Promise<void> {
     return this.fenced((c) => recomputeRollups(this.driver, c, { from, to }), { bulk: true });
+  }
+  analyzeRollups(): Promise<void> {
+    return this.driver.connection((c) => analyzeRollups(this.driver, c));
   }
   async finishedUnits(dates: readonly string[]): Promise<Set<string>> {
     const unique = [...new Set(dates)];
