@@ -226,7 +226,8 @@ SELECT DISTINCT
   m.project_id,
   @site(u.url) AS host
 FROM geo.monitoring_tasks m
-CROSS JOIN @json_array_texts(m.brand_urls, u);
+CROSS JOIN @json_array_texts(m.brand_urls, u)
+WHERE u.url IS NOT NULL;
 
 -- Per day, monitoring task, platform task and cited domain: citations, executions citing it, its
 -- share of the day's citations of that platform task, and whether it is the brand's own site

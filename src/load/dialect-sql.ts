@@ -26,11 +26,24 @@ export interface DialectSql {
    */
   lockAgainstWriters(table: string): string | null;
   /**
+   * A statement, inside a transaction, that writes `table` as any writer does, and so waits while
+   * lockAgainstWriters holds it; null where transactions never run at once.
+   */
+  lockAsWriter(table: string): string | null;
+  /**
+   * A statement taking, in the order given, transaction-level locks on `count` integer keys
+   * ($1..$count) of this project's own namespace; null where transactions never run at once.
+   */
+  lockKeys(count: number): string | null;
+  /**
    * Refreshes the planner's statistics of tables just filled in bulk; null where the planner
    * needs none (DuckDB keeps its statistics as it writes).
    */
   analyze(tables: readonly string[]): string | null;
 }
+
+/** The first key of the units' advisory locks (lockKeys): issue 28's number, twice. */
+const ROLLUP_LOCK_SPACE = 2828;
 
 export const DIALECT_SQL: Record<Dialect, DialectSql> = {
   postgres: {
@@ -41,6 +54,11 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
       `jsonb_array_elements_text(CASE WHEN jsonb_typeof(${j}) = 'array' THEN ${j} ELSE '[]'::jsonb END) AS ${alias}(url)`,
     viewTable: (t) => `geo.${t}`,
     lockAgainstWriters: (t) => `LOCK TABLE ${t} IN SHARE ROW EXCLUSIVE MODE`,
+    lockAsWriter: (t) => `LOCK TABLE ${t} IN ROW EXCLUSIVE MODE`,
+    // Two-int advisory locks: a space apart from the bigint keys of the warehouse and migration
+    // locks. The target list is evaluated left to right: the keys are taken in the order given.
+    lockKeys: (count) =>
+      `SELECT ${Array.from({ length: count }, (_, i) => `pg_advisory_xact_lock(${ROLLUP_LOCK_SPACE}, CAST($${i + 1} AS INTEGER))`).join(', ')}`,
     analyze: (tables) => `ANALYZE ${tables.join(', ')}`,
   },
   duckdb: {
@@ -52,6 +70,8 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
       `unnest(CASE WHEN json_type(${j}) = 'ARRAY' THEN json_extract_string(${j}, '$[*]') ELSE [] END) AS ${alias}(url)`,
     viewTable: (t) => t,
     lockAgainstWriters: () => null,
+    lockAsWriter: () => null,
+    lockKeys: () => null,
     analyze: () => null,
   },
 };

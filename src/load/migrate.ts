@@ -128,11 +128,13 @@ export async function runMigrations(
         result.applied.push(m.id);
       } else result.alreadyApplied.push(m.id);
     }
-    await store.replaceViews(set.views, viewsHash(set));
+    // Before the views: until the aggregates are filled, the views of the earlier version (which
+    // read the raw rows) keep answering right.
     for (const note of await store.finishWork()) {
       logger?.info(note);
       result.notes.push(note);
     }
+    await store.replaceViews(set.views, viewsHash(set));
     return result;
   });
 }

@@ -320,6 +320,123 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       }
     });
 
+    it('a source that moved to another execution leaves its old unit recomputed too', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(1), execution(2, { task_id: 11 })],
+            sources: [source(11, 1, 'a.com'), source(12, 2, 'b.com')],
+          }),
+        );
+        // Upstream, source 11 now belongs to execution 2 (of another platform task).
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(2, { task_id: 11 })],
+            sources: [source(11, 2, 'a.com'), source(12, 2, 'b.com')],
+          }),
+        );
+        expect(await mismatches(w)).toEqual([]);
+        expect(await w.query("SELECT task_id FROM geo.rollup_domains_daily WHERE domain = 'a.com'")).toEqual([
+          { task_id: 11 },
+        ]);
+      } finally {
+        await w.close();
+      }
+    });
+
+    it('a JSON null among brand_urls is no host (the sync and the recomputation agree)', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        const urls = ['x.cn', null] as unknown as string[];
+        await w.updateMonitoringTaskConfig([
+          { project_id: 100, week_restart: 0, only_rank: 0, rank_match: 0, brand_urls: urls, emails: [] },
+        ]);
+        await w.writeExecutionBatch(
+          batch({ executions: [execution(1)], sources: [source(11, 1, 'evil.null')] }),
+        );
+        expect(await owned(w, 'evil.null')).toEqual([false]);
+        expect(await mismatches(w)).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
+
+    it.runIf(dialect === 'postgres')(
+      'two writers of one unit at once: the second waits and counts both (no duplicate aggregate row)',
+      async () => {
+        const t = await freshTarget(dialect);
+        cleanup.push(t.drop);
+        const a = await openWarehouse(t.target, { migrate: true });
+        const b = await openWarehouse(t.target);
+        try {
+          await seedTasks(a);
+          await a.writeExecutionBatch(batch({ executions: [execution(1)] }));
+          // A's transaction holds its unit's new rows and aggregates 1.5 s before it commits.
+          const slow = a.withFence({
+            what: 'a slow commit',
+            sql: 'SELECT 1 AS owned FROM (SELECT pg_sleep(1.5)) s',
+            params: [],
+          });
+          const first = slow.writeExecutionBatch(batch({ executions: [execution(2)] }));
+          await new Promise((r) => setTimeout(r, 400));
+          await b.writeExecutionBatch(batch({ executions: [execution(3)] }));
+          await first;
+          expect(await mismatches(a)).toEqual([]);
+          expect(await a.query('SELECT executions FROM geo.rollup_executions_daily')).toEqual([
+            { executions: 3 },
+          ]);
+        } finally {
+          await b.close();
+          await a.close();
+        }
+      },
+    );
+
+    it.runIf(dialect === 'postgres')(
+      'a unit written while brand_urls change is decided against the new hosts',
+      async () => {
+        const t = await freshTarget(dialect);
+        cleanup.push(t.drop);
+        const a = await openWarehouse(t.target, { migrate: true });
+        const b = await openWarehouse(t.target);
+        try {
+          await seedTasks(a);
+          await a.writeExecutionBatch(
+            batch({ executions: [execution(1)], sources: [source(11, 1, 'shop.bolt.cn')] }),
+          );
+          // The configuration's transaction decides `owned` again, then holds 1.5 s before it commits.
+          const slow = a.withFence({
+            what: 'a slow commit',
+            sql: 'SELECT 1 AS owned FROM (SELECT pg_sleep(1.5)) s',
+            params: [],
+          });
+          const config = slow.updateMonitoringTaskConfig([
+            {
+              project_id: 100,
+              week_restart: 0,
+              only_rank: 0,
+              rank_match: 0,
+              brand_urls: ['bolt.cn'],
+              emails: [],
+            },
+          ]);
+          await new Promise((r) => setTimeout(r, 400));
+          await b.writeExecutionBatch(
+            batch({ executions: [execution(2)], sources: [source(21, 2, 'shop.bolt.cn')] }),
+          );
+          await config;
+          expect(await owned(a, 'shop.bolt.cn')).toEqual([true]);
+          expect(await mismatches(a)).toEqual([]);
+        } finally {
+          await b.close();
+          await a.close();
+        }
+      },
+    );
+
     it('a refused commit leaves the aggregates as they were, with the rows', async () => {
       const w = await open();
       try {

@@ -39,8 +39,16 @@ import { chunked, insertValuesSql, updateByKeySql, valuesParams } from './statem
 import { dedupeBy } from '../values.ts';
 import { distinctUnits, maintainRollups, type RollupUnit } from './rollups.ts';
 
-/** Merges a batch; `stored`: the batch's executions (and parents of its rows) already stored. */
-type Merge = (driver: Driver, c: Connection, b: PreparedBatch, stored: ReadonlySet<number>) => Promise<void>;
+/**
+ * Merges a batch; `stored`: the batch's executions (and parents of its rows) already stored.
+ * Returns the units whose rows it changed beyond the batch's own (a moved source's old unit).
+ */
+type Merge = (
+  driver: Driver,
+  c: Connection,
+  b: PreparedBatch,
+  stored: ReadonlySet<number>,
+) => Promise<RollupUnit[]>;
 
 export interface BatchWriteOptions {
   /** Runs last inside the transaction (the fences: ownership checked at commit time). */
@@ -65,7 +73,7 @@ export async function writeExecutionBatch(
         // now, and those its stored rows belonged to (an execution that moved leaves its old unit).
         const stored = await storedUnitsOf(driver, c, b.keys);
         const units: RollupUnit[] = [...stored.units, ...b.executions.map(unitOfExecution)];
-        await merge(driver, c, b, stored.ids);
+        units.push(...(await merge(driver, c, b, stored.ids)));
         await upsertFingerprints(driver, c, fingerprints);
         for (const unit of completions) if (await closeUnit(driver, c, unit)) units.push(unit);
         // Their aggregates, from the rows as this transaction leaves them (rollups.ts).
@@ -131,7 +139,7 @@ async function storedUnitsOf(
 
 const fastPath: Merge = async (driver, c, b, stored) => {
   const keys = b.keys;
-  if (keys.length === 0) return;
+  if (keys.length === 0) return [];
   // Rows can be stored only for executions stored, or for ids named without their execution.
   const executionIds = new Set(b.executions.map((e) => e.prompt_task_id));
   const cleared = new Set(stored);
@@ -163,6 +171,8 @@ const fastPath: Merge = async (driver, c, b, stored) => {
   await c.load(EXECUTION_RANKS, b.ranks, 'insert');
   await c.load(EXECUTION_SOURCES, b.sources, 'insert');
   await c.load(PRODUCT_CARDS, b.cards, 'insert');
+  // A source that moved from another execution meets its key here: the safe path takes over.
+  return [];
 };
 
 /**
@@ -186,7 +196,29 @@ async function updateKeepingTimes(
   return updated;
 }
 
+/** The units the stored rows of these sources belong to (a source upstream moved to another execution). */
+async function unitsOfSources(
+  driver: Driver,
+  c: Connection,
+  sourceIds: readonly number[],
+): Promise<RollupUnit[]> {
+  if (sourceIds.length === 0) return [];
+  const rows = await c.rows<{ task_id: number; date_time: string }>(
+    `SELECT DISTINCT e.task_id, e.date_time FROM geo.execution_sources s
+     JOIN geo.prompt_executions e ON e.prompt_task_id = s.prompt_task_id
+     WHERE ${driver.inIds('s.source_id', 1)}`,
+    [sourceIds],
+  );
+  return rows.map((r) => ({ task_id: r.task_id, date: r.date_time }));
+}
+
 const safePath: Merge = async (driver, c, b) => {
+  // Before the upsert moves them: the units the batch's sources belong to now.
+  const moved = await unitsOfSources(
+    driver,
+    c,
+    b.sources.map((s) => s.source_id),
+  );
   // Executions whose times were not read: updated in place when stored (an update that finds
   // no row means nothing was stored, so there is nothing to keep and the row is upserted).
   const kept = new Set(b.timesKept);
@@ -205,6 +237,7 @@ const safePath: Merge = async (driver, c, b) => {
   await c.load(EXECUTION_RANKS, b.ranks, 'insert');
   await c.load(EXECUTION_SOURCES, b.sources, 'upsert');
   await c.load(PRODUCT_CARDS, b.cards, 'insert');
+  return moved;
 };
 
 /** Fingerprints go in with their executions' rows, in the same transaction (small: VALUES). */

@@ -189,9 +189,11 @@ function selectOf(table: string): Select {
  * too); only of the monitoring tasks in the id list `$n` when `n` is given.
  */
 export function brandHostsSql(d: Pick<Driver, 'dialect'>, n?: number): string {
-  const only = n === undefined ? '' : ` WHERE ${DIALECT_SQL[d.dialect].inIds('m.project_id', n)}`;
+  // A JSON null in the array (a hand edit: the API gives strings) is no host, on either side.
+  const only = n === undefined ? '' : ` AND ${DIALECT_SQL[d.dialect].inIds('m.project_id', n)}`;
   return `SELECT DISTINCT m.project_id, ${siteOf('u.url')} AS host
-    FROM geo.monitoring_tasks m CROSS JOIN ${DIALECT_SQL[d.dialect].jsonArrayTexts('m.brand_urls', 'u')}${only}`;
+    FROM geo.monitoring_tasks m CROSS JOIN ${DIALECT_SQL[d.dialect].jsonArrayTexts('m.brand_urls', 'u')}
+    WHERE u.url IS NOT NULL${only}`;
 }
 
 /** A statement and its parameters. */
@@ -227,6 +229,13 @@ export async function recomputeRollups(driver: Driver, c: Connection, scope: Rol
   for (const s of recomputeStatements(driver, scope)) await c.execute(s.sql, s.params);
 }
 
+/** A unit's lock key: FNV-1a of `task_id|date`, as a 32-bit signed integer (a collision only serializes two units). */
+function unitLockKey(u: RollupUnit): number {
+  let h = 0x811c9dc5;
+  for (const ch of `${u.task_id}|${u.date}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
+  return h | 0;
+}
+
 /** Distinct units, in a stable order. */
 export function distinctUnits(units: Iterable<RollupUnit>): RollupUnit[] {
   const byKey = new Map<string, RollupUnit>();
@@ -237,7 +246,8 @@ export function distinctUnits(units: Iterable<RollupUnit>): RollupUnit[] {
 /**
  * `check rollups_match` over the days `$1`..`$2`: the rows stored and the rows recomputed that
  * differ, one row per side (`stored` only, `recomputed` only) with the table, day, platform task
- * and the rest of the row as text. Portable SQL, ending with ORDER BY column positions.
+ * and the rest of the row as text; a row stored twice shows once as `stored` only (EXCEPT ALL).
+ * Portable SQL, ending with ORDER BY column positions.
  */
 export function rollupsMatchSql(driver: Dialected): string {
   // Two stand-ins that every part's day scope names as $1 and $2 (Params names a value once).
@@ -260,7 +270,7 @@ export function rollupsMatchSql(driver: Dialected): string {
     ] as const) {
       parts.push(
         `SELECT '${spec.table}' AS table_name, '${side}' AS only_in, x.date, x.task_id, ${detail} AS row_values
-         FROM ((${a}) EXCEPT (${b})) x (${columnList(spec)})`,
+         FROM ((${a}) EXCEPT ALL (${b})) x (${columnList(spec)})`,
       );
     }
   }
@@ -390,9 +400,11 @@ export async function decideOwnership(
   c: Connection,
   projectIds: readonly number[],
 ): Promise<void> {
-  // PostgreSQL: wait for the transactions writing aggregate rows now (they may have decided
-  // `owned` against the old hosts) and hold off new ones until this commits, so every row is
-  // decided against the hosts it will be read with. (DuckDB runs one transaction at a time.)
+  // PostgreSQL: wait for the transactions writing aggregate rows now (they may have read the old
+  // hosts: maintainRollups takes its writer's lock before reading them) and hold off new ones
+  // until this commits, so every row is decided against the hosts it will be read with. (DuckDB
+  // runs one transaction at a time.) It holds the writers off while it updates the task's rows:
+  // rare (a change of brand_urls' hosts), and a year of one task's domain rows is seconds.
   const lock = DIALECT_SQL[driver.dialect].lockAgainstWriters('geo.rollup_domains_daily');
   if (lock) await c.execute(lock);
   await c.execute(
@@ -425,6 +437,17 @@ export async function maintainRollups(
   units: readonly RollupUnit[],
 ): Promise<void> {
   if (units.length === 0) return;
+  const sql = DIALECT_SQL[driver.dialect];
+  // PostgreSQL runs writers at once (distributed workers): two transactions recomputing one unit
+  // would each delete the rows they saw and insert their own, leaving both. A lock per unit, taken
+  // in one order, makes the second wait for the first and then see its rows.
+  const keys = [...new Set(units.map(unitLockKey))].sort((a, b) => a - b);
+  const unitLocks = sql.lockKeys(keys.length);
+  if (unitLocks) await c.execute(unitLocks, keys);
+  // And a writer of the aggregates before reading the hosts: a change of brand_urls holds writers
+  // off while it decides `owned` again (decideOwnership), so no row is decided against old hosts.
+  const asWriter = sql.lockAsWriter('geo.rollup_domains_daily');
+  if (asWriter) await c.execute(asWriter);
   const days = units.map((u) => u.date).sort();
   const unitsOf = (day: string, task: string, p: Params) =>
     // The range first: zone maps (DuckDB) and the (day, task) indexes narrow to the units' days.
