@@ -12,10 +12,10 @@
 -- reaches those tables' indexes. Rates and averages are computed here from stored counts and
 -- sums. Names (monitoring task, platform) are joined at query time, so a rename shows at once.
 --
--- No view groups or windows the aggregates before a filter applies: the denominators (a platform
--- task's executions, valid rank items and citations of a day or week) are joined from
--- rollup_executions_daily per (day or week, project_id, task_id). A platform task belongs to one
--- monitoring task, so this is its day; naming project_id lets a filter on it reach both sides.
+-- No view groups or windows anything before a filter applies: each denominator (a platform
+-- task's executions, valid rank items or citations of a day or week) is looked up in
+-- rollup_executions_daily for each row a query keeps, by (day or week, project_id, task_id), an
+-- index of that table. A platform task belongs to one monitoring task: that is its day.
 
 -- Per day, platform task and brand: how the brand ranked in that day's executions of the task.
 -- appearances: rank_details items naming the brand; valid_ranks: those with a real position
@@ -34,13 +34,14 @@ SELECT
   b.valid_rank_items AS valid_ranks,
   CAST(b.position_sum AS @double) / NULLIF(b.valid_rank_items, 0) AS avg_position,
   b.best_position,
-  d.executions,
-  CAST(b.executions_ranked AS @double) / d.executions AS rank_share
-FROM geo.rollup_brands_daily b
-JOIN (
-  SELECT date, project_id, task_id, CAST(sum(executions) AS BIGINT) AS executions
-  FROM geo.rollup_executions_daily GROUP BY date, project_id, task_id
-) d ON d.date = b.date AND d.project_id = b.project_id AND d.task_id = b.task_id;
+  b.executions,
+  CAST(b.executions_ranked AS @double) / b.executions AS rank_share
+FROM (
+  SELECT r.*,
+    (SELECT CAST(sum(t.executions) AS BIGINT) FROM geo.rollup_executions_daily t
+     WHERE t.date = r.date AND t.project_id = r.project_id AND t.task_id = r.task_id) AS executions
+  FROM geo.rollup_brands_daily r
+) b;
 
 -- Per day, platform task and cited domain: source rows and executions citing it.
 CREATE OR REPLACE VIEW geo.citation_domains_daily AS
@@ -117,17 +118,21 @@ SELECT
   b.date, b.customer_id, b.project_id, m.project_name AS monitoring_task_name, b.task_id, p.model_key,
   p.model_name AS platform_name,
   b.brand,
-  d.executions,
+  b.executions,
   b.executions_ranked,
-  CAST(b.executions_ranked AS @double) / d.executions AS visibility_rate,
+  CAST(b.executions_ranked AS @double) / b.executions AS visibility_rate,
   CAST(b.best_position_sum AS @double) / NULLIF(b.executions_ranked, 0) AS avg_position,
   b.best_position,
-  CAST(b.top1_executions AS @double) / d.executions AS top1_rate,
-  CAST(b.top3_executions AS @double) / d.executions AS top3_rate,
+  CAST(b.top1_executions AS @double) / b.executions AS top1_rate,
+  CAST(b.top3_executions AS @double) / b.executions AS top3_rate,
   CAST(b.visibility_sum AS @double) / NULLIF(b.visibility_items, 0) AS avg_visibility,
   CAST(b.score_sum AS @double) / NULLIF(b.score_items, 0) AS avg_score
 FROM (
-  SELECT date, customer_id, project_id, task_id, brand,
+  SELECT g.*,
+    (SELECT CAST(sum(t.executions) AS BIGINT) FROM geo.rollup_executions_daily t
+     WHERE t.date = g.date AND t.project_id = g.project_id AND t.task_id = g.task_id) AS executions
+  FROM (
+    SELECT date, customer_id, project_id, task_id, brand,
     CAST(sum(executions_ranked) AS BIGINT) AS executions_ranked,
     CAST(sum(best_position_sum) AS BIGINT) AS best_position_sum,
     min(best_position) AS best_position,
@@ -137,13 +142,10 @@ FROM (
     CAST(sum(visibility_items) AS BIGINT) AS visibility_items,
     CAST(sum(score_sum) AS BIGINT) AS score_sum,
     CAST(sum(score_items) AS BIGINT) AS score_items
-  FROM geo.rollup_brands_daily
-  GROUP BY date, customer_id, project_id, task_id, brand
+    FROM geo.rollup_brands_daily
+    GROUP BY date, customer_id, project_id, task_id, brand
+  ) g
 ) b
-JOIN (
-  SELECT date, project_id, task_id, CAST(sum(executions) AS BIGINT) AS executions
-  FROM geo.rollup_executions_daily GROUP BY date, project_id, task_id
-) d ON d.date = b.date AND d.project_id = b.project_id AND d.task_id = b.task_id
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = b.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = b.task_id;
 
@@ -154,17 +156,21 @@ SELECT
   b.week_start, @iso_week(b.week_start) AS iso_week, b.customer_id, b.project_id,
   m.project_name AS monitoring_task_name, b.task_id, p.model_key, p.model_name AS platform_name,
   b.brand,
-  d.executions,
+  b.executions,
   b.executions_ranked,
-  CAST(b.executions_ranked AS @double) / d.executions AS visibility_rate,
+  CAST(b.executions_ranked AS @double) / b.executions AS visibility_rate,
   CAST(b.best_position_sum AS @double) / NULLIF(b.executions_ranked, 0) AS avg_position,
   b.best_position,
-  CAST(b.top1_executions AS @double) / d.executions AS top1_rate,
-  CAST(b.top3_executions AS @double) / d.executions AS top3_rate,
+  CAST(b.top1_executions AS @double) / b.executions AS top1_rate,
+  CAST(b.top3_executions AS @double) / b.executions AS top3_rate,
   CAST(b.visibility_sum AS @double) / NULLIF(b.visibility_items, 0) AS avg_visibility,
   CAST(b.score_sum AS @double) / NULLIF(b.score_items, 0) AS avg_score
 FROM (
-  SELECT week_start, customer_id, project_id, task_id, brand,
+  SELECT g.*,
+    (SELECT CAST(sum(t.executions) AS BIGINT) FROM geo.rollup_executions_daily t
+     WHERE t.week_start = g.week_start AND t.project_id = g.project_id AND t.task_id = g.task_id) AS executions
+  FROM (
+    SELECT week_start, customer_id, project_id, task_id, brand,
     CAST(sum(executions_ranked) AS BIGINT) AS executions_ranked,
     CAST(sum(best_position_sum) AS BIGINT) AS best_position_sum,
     min(best_position) AS best_position,
@@ -174,13 +180,10 @@ FROM (
     CAST(sum(visibility_items) AS BIGINT) AS visibility_items,
     CAST(sum(score_sum) AS BIGINT) AS score_sum,
     CAST(sum(score_items) AS BIGINT) AS score_items
-  FROM geo.rollup_brands_daily
-  GROUP BY week_start, customer_id, project_id, task_id, brand
+    FROM geo.rollup_brands_daily
+    GROUP BY week_start, customer_id, project_id, task_id, brand
+  ) g
 ) b
-JOIN (
-  SELECT week_start, project_id, task_id, CAST(sum(executions) AS BIGINT) AS executions
-  FROM geo.rollup_executions_daily GROUP BY week_start, project_id, task_id
-) d ON d.week_start = b.week_start AND d.project_id = b.project_id AND d.task_id = b.task_id
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = b.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = b.task_id;
 
@@ -200,8 +203,8 @@ SELECT
   i.date, i.customer_id, i.project_id, m.project_name AS monitoring_task_name, i.task_id, p.model_key,
   p.model_name AS platform_name,
   i.brand, i.valid_rank_items,
-  t.valid_rank_items AS all_valid_rank_items,
-  CAST(i.valid_rank_items AS @double) / NULLIF(t.valid_rank_items, 0) AS share_of_voice,
+  i.all_valid_rank_items,
+  CAST(i.valid_rank_items AS @double) / NULLIF(i.all_valid_rank_items, 0) AS share_of_voice,
   -- rank() among the day's brands with valid items: 1 + the brands with more (ties share a rank).
   CASE WHEN i.valid_rank_items > 0 THEN 1 + (
     SELECT count(*) FROM (
@@ -210,11 +213,12 @@ SELECT
       GROUP BY o.customer_id, o.brand
     ) ahead WHERE ahead.valid_rank_items > i.valid_rank_items
   ) END AS brand_rank
-FROM items i
-JOIN (
-  SELECT date, project_id, task_id, CAST(sum(valid_rank_items) AS BIGINT) AS valid_rank_items
-  FROM geo.rollup_executions_daily GROUP BY date, project_id, task_id
-) t ON t.date = i.date AND t.project_id = i.project_id AND t.task_id = i.task_id
+FROM (
+  SELECT g.*,
+    (SELECT CAST(sum(t.valid_rank_items) AS BIGINT) FROM geo.rollup_executions_daily t
+     WHERE t.date = g.date AND t.project_id = g.project_id AND t.task_id = g.task_id) AS all_valid_rank_items
+  FROM items g
+) i
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = i.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = i.task_id;
 
@@ -239,15 +243,12 @@ SELECT
   c.date, c.customer_id, c.project_id, m.project_name AS monitoring_task_name, c.task_id, p.model_key,
   p.model_name AS platform_name,
   c.domain, c.citations, c.executions_citing,
-  CAST(c.citations AS @double) / t.citations AS citation_share,
+  -- The day's citations of the platform task, every domain's (not computed when not asked for).
+  CAST(c.citations AS @double) / (
+    SELECT CAST(sum(t.citations) AS BIGINT) FROM geo.rollup_executions_daily t
+    WHERE t.date = c.date AND t.project_id = c.project_id AND t.task_id = c.task_id) AS citation_share,
   c.owned
 FROM geo.rollup_domains_daily c
--- The day's citations of the platform task, every domain's: no window, so a filter on a domain
--- reaches the aggregates too (and a query without citation_share skips this join).
-LEFT JOIN (
-  SELECT date, project_id, task_id, CAST(sum(citations) AS BIGINT) AS citations
-  FROM geo.rollup_executions_daily GROUP BY date, project_id, task_id
-) t ON t.date = c.date AND t.project_id = c.project_id AND t.task_id = c.task_id
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = c.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = c.task_id;
 
@@ -266,13 +267,12 @@ SELECT
   c.week_start, @iso_week(c.week_start) AS iso_week, c.customer_id, c.project_id,
   m.project_name AS monitoring_task_name, c.task_id, p.model_key, p.model_name AS platform_name,
   c.domain, c.citations, c.executions_citing,
-  CAST(c.citations AS @double) / t.citations AS citation_share,
+  CAST(c.citations AS @double) / (
+    SELECT CAST(sum(t.citations) AS BIGINT) FROM geo.rollup_executions_daily t
+    WHERE t.week_start = c.week_start AND t.project_id = c.project_id AND t.task_id = c.task_id
+  ) AS citation_share,
   c.owned
 FROM cites c
-LEFT JOIN (
-  SELECT week_start, project_id, task_id, CAST(sum(citations) AS BIGINT) AS citations
-  FROM geo.rollup_executions_daily GROUP BY week_start, project_id, task_id
-) t ON t.week_start = c.week_start AND t.project_id = c.project_id AND t.task_id = c.task_id
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = c.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = c.task_id;
 

@@ -50,6 +50,7 @@ function WEEKLY(): Record<string, string> {
 
 interface PlanNode {
   'Node Type': string;
+  'Subplan Name'?: string;
   'Relation Name'?: string;
   'Index Name'?: string;
   'Index Cond'?: string;
@@ -109,6 +110,19 @@ describe.skipIf(!pgUp)('dashboard views on PostgreSQL: filters reach the aggrega
             (mentions(n['Index Cond']) || mentions(n['Recheck Cond']) || mentions(n.Filter)),
         );
         expect(reached.length, summary.join('\n')).toBeGreaterThan(0);
+        // Every other read of an aggregate table (the denominators) is by an index condition too:
+        // nothing aggregates a whole table before the filter.
+        const unbounded = plan.filter(
+          (n) =>
+            (n['Relation Name'] ?? '').startsWith('rollup_') &&
+            !n['Index Cond'] &&
+            !n['Recheck Cond'] &&
+            !(n['Relation Name'] === table && mentions(n.Filter)),
+        );
+        expect(
+          unbounded.map((n) => `${n['Node Type']} ${n['Relation Name']}`),
+          summary.join('\n'),
+        ).toEqual([]);
         const indexes = await client.query<{ indexdef: string }>(
           "SELECT indexdef FROM pg_indexes WHERE schemaname = 'geo' AND tablename = $1",
           [table],
