@@ -15,7 +15,9 @@
 -- No view groups or windows anything before a filter applies: each denominator (a platform
 -- task's executions, valid rank items or citations of a day or week) is looked up in
 -- rollup_executions_daily for each row a query keeps, by (day or week, project_id, task_id), an
--- index of that table. A platform task belongs to one monitoring task: that is its day.
+-- index of that table (a LATERAL join where the row uses it more than once, so it is looked up
+-- once; a scalar subquery where once, so a query that does not ask for it skips it). A platform
+-- task belongs to one monitoring task: that is its day.
 
 -- Per day, platform task and brand: how the brand ranked in that day's executions of the task.
 -- appearances: rank_details items naming the brand; valid_ranks: those with a real position
@@ -37,10 +39,12 @@ SELECT
   b.executions,
   CAST(b.executions_ranked AS @double) / b.executions AS rank_share
 FROM (
-  SELECT r.*,
-    (SELECT CAST(sum(t.executions) AS BIGINT) FROM geo.rollup_executions_daily t
-     WHERE t.date = r.date AND t.project_id = r.project_id AND t.task_id = r.task_id) AS executions
+  SELECT r.*, d.executions
   FROM geo.rollup_brands_daily r
+  CROSS JOIN LATERAL (
+    SELECT CAST(sum(t.executions) AS BIGINT) AS executions FROM geo.rollup_executions_daily t
+    WHERE t.date = r.date AND t.project_id = r.project_id AND t.task_id = r.task_id
+  ) d
 ) b;
 
 -- Per day, platform task and cited domain: source rows and executions citing it.
@@ -128,9 +132,7 @@ SELECT
   CAST(b.visibility_sum AS @double) / NULLIF(b.visibility_items, 0) AS avg_visibility,
   CAST(b.score_sum AS @double) / NULLIF(b.score_items, 0) AS avg_score
 FROM (
-  SELECT g.*,
-    (SELECT CAST(sum(t.executions) AS BIGINT) FROM geo.rollup_executions_daily t
-     WHERE t.date = g.date AND t.project_id = g.project_id AND t.task_id = g.task_id) AS executions
+  SELECT g.*, d.executions
   FROM (
     SELECT date, customer_id, project_id, task_id, brand,
     CAST(sum(executions_ranked) AS BIGINT) AS executions_ranked,
@@ -145,6 +147,10 @@ FROM (
     FROM geo.rollup_brands_daily
     GROUP BY date, customer_id, project_id, task_id, brand
   ) g
+  CROSS JOIN LATERAL (
+    SELECT CAST(sum(t.executions) AS BIGINT) AS executions FROM geo.rollup_executions_daily t
+    WHERE t.date = g.date AND t.project_id = g.project_id AND t.task_id = g.task_id
+  ) d
 ) b
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = b.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = b.task_id;
@@ -166,9 +172,7 @@ SELECT
   CAST(b.visibility_sum AS @double) / NULLIF(b.visibility_items, 0) AS avg_visibility,
   CAST(b.score_sum AS @double) / NULLIF(b.score_items, 0) AS avg_score
 FROM (
-  SELECT g.*,
-    (SELECT CAST(sum(t.executions) AS BIGINT) FROM geo.rollup_executions_daily t
-     WHERE t.week_start = g.week_start AND t.project_id = g.project_id AND t.task_id = g.task_id) AS executions
+  SELECT g.*, d.executions
   FROM (
     SELECT week_start, customer_id, project_id, task_id, brand,
     CAST(sum(executions_ranked) AS BIGINT) AS executions_ranked,
@@ -183,6 +187,10 @@ FROM (
     FROM geo.rollup_brands_daily
     GROUP BY week_start, customer_id, project_id, task_id, brand
   ) g
+  CROSS JOIN LATERAL (
+    SELECT CAST(sum(t.executions) AS BIGINT) AS executions FROM geo.rollup_executions_daily t
+    WHERE t.week_start = g.week_start AND t.project_id = g.project_id AND t.task_id = g.task_id
+  ) d
 ) b
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = b.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = b.task_id;
@@ -214,10 +222,12 @@ SELECT
     ) ahead WHERE ahead.valid_rank_items > i.valid_rank_items
   ) END AS brand_rank
 FROM (
-  SELECT g.*,
-    (SELECT CAST(sum(t.valid_rank_items) AS BIGINT) FROM geo.rollup_executions_daily t
-     WHERE t.date = g.date AND t.project_id = g.project_id AND t.task_id = g.task_id) AS all_valid_rank_items
+  SELECT g.*, d.all_valid_rank_items
   FROM items g
+  CROSS JOIN LATERAL (
+    SELECT CAST(sum(t.valid_rank_items) AS BIGINT) AS all_valid_rank_items FROM geo.rollup_executions_daily t
+    WHERE t.date = g.date AND t.project_id = g.project_id AND t.task_id = g.task_id
+  ) d
 ) i
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = i.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = i.task_id;

@@ -72,10 +72,14 @@ CREATE TABLE geo.rollup_question_brands_daily (
 
 -- What a dashboard filters by reaches an index: the day (and the unit, which every recomputation
 -- deletes by), the platform task, the monitoring task, the week, a brand, a domain.
-CREATE INDEX rollup_executions_daily_date_idx ON geo.rollup_executions_daily (date, task_id);
+-- The views look each denominator up per row by (day or week, project_id, task_id): covering,
+-- so a lookup reads the index alone.
+CREATE INDEX rollup_executions_daily_date_idx ON geo.rollup_executions_daily (date, project_id, task_id)
+  INCLUDE (executions, valid_rank_items, citations);
 CREATE INDEX rollup_executions_daily_task_idx ON geo.rollup_executions_daily (task_id, date);
 CREATE INDEX rollup_executions_daily_project_idx ON geo.rollup_executions_daily (project_id, date);
-CREATE INDEX rollup_executions_daily_week_idx ON geo.rollup_executions_daily (week_start, project_id);
+CREATE INDEX rollup_executions_daily_week_idx ON geo.rollup_executions_daily (week_start, project_id, task_id)
+  INCLUDE (executions, valid_rank_items, citations);
 
 CREATE INDEX rollup_brands_daily_date_idx ON geo.rollup_brands_daily (date, task_id);
 CREATE INDEX rollup_brands_daily_task_idx ON geo.rollup_brands_daily (task_id, date);
