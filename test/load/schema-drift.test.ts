@@ -172,12 +172,12 @@ for (const dialect of ['postgres', 'duckdb'] as const) {
         .filter((f) => /^\d+_.+\.sql$/.test(f) && f !== '001_init.sql')
         .sort();
       const rest = await Promise.all(later.map((f) => readFile(`${sqlDirectory(dialect)}${f}`, 'utf8')));
-      // The ledger migrate would add (first: migration 008 writes a row into it), so that only the
+      // The ledger migrate would add (before 008, which writes a row into it), so that only the
       // removed column differs.
       const ledger = `CREATE TABLE geo.schema_migrations (version TEXT PRIMARY KEY, name TEXT NOT NULL,
         applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
       const w = await openWarehouse(
-        await targetWithDdl(dialect, [ledger, without, ...rest].join(';\n'), cleanup),
+        await targetWithDdl(dialect, [without, ledger, ...rest].join(';\n'), cleanup),
       );
       try {
         const d = drift(described(dialect), await catalog(w));
