@@ -3,7 +3,7 @@
  * records when a row was written, not what it says). Two warehouses hold the same data exactly
  * when their dumps are equal.
  */
-import { rollupsMatchSql } from '../../src/load/core/rollups.ts';
+import { rollupsMatchSqls } from '../../src/load/core/rollups.ts';
 import { ROLLUP_TABLES } from '../../src/load/tables.ts';
 import { withWarehouse } from './sync.ts';
 
@@ -73,5 +73,9 @@ export function rowCounts(dump: Record<string, unknown[]>): Record<string, numbe
  * tables (check rollups_match): none when every transaction kept them with its rows.
  */
 export async function rollupMismatches(target: string, from: string, to: string): Promise<unknown[]> {
-  return withWarehouse(target, (w) => w.query(rollupsMatchSql(w), [from, to]));
+  return withWarehouse(target, async (w) => {
+    const rows: unknown[] = [];
+    for (const sql of rollupsMatchSqls(w)) rows.push(...(await w.query(sql, [from, to])));
+    return rows;
+  });
 }

@@ -249,13 +249,13 @@ export function distinctUnits(units: Iterable<RollupUnit>): RollupUnit[] {
  * and the rest of the row as text; a row stored twice shows once as `stored` only (EXCEPT ALL).
  * Portable SQL, ending with ORDER BY column positions.
  */
-export function rollupsMatchSql(driver: Dialected): string {
+export function rollupsMatchSql(driver: Dialected, table: string): string {
   // Two stand-ins that every part's day scope names as $1 and $2 (Params names a value once).
   const p = new Params();
   const days = { from: '\u0000from', to: '\u0000to' };
   const [from, to] = [p.add(days.from), p.add(days.to)];
   const parts: string[] = [];
-  for (const spec of ROLLUP_TABLES) {
+  for (const spec of ROLLUP_TABLES.filter((t) => t.table === table)) {
     const rest = spec.columns
       .map((c) => c.name)
       .filter((c) => !['date', 'week_start', 'task_id'].includes(c));
@@ -275,8 +275,13 @@ export function rollupsMatchSql(driver: Dialected): string {
     }
   }
   if (p.values.length !== 2)
-    throw new Error('rollups_match: a part names a parameter other than the two days');
+    throw new Error(`rollups_match: no aggregate table geo.${table}, or a part names another parameter`);
   return `${parts.join('\nUNION ALL\n')}\nORDER BY 1, 3, 4, 2, 5`;
+}
+
+/** Every aggregate table's rollups_match statement: one query each (one for all four ran DuckDB out of its 128MB). */
+export function rollupsMatchSqls(driver: Dialected): string[] {
+  return ROLLUP_TABLES.map((t) => rollupsMatchSql(driver, t.table));
 }
 
 /**
