@@ -77,21 +77,36 @@ export async function startBoss(url: string, logger: Logger, opts: BossOptions):
   // the queue's users should pay for loading pg-boss (with node-cron and prom-client also made
   // lazy, `geo-sync --help` went from 111 to 108 MB peak RSS: small, but paid by every run).
   const { default: PgBoss } = await import('pg-boss');
-  const boss = new PgBoss({
-    connectionString: url,
-    schema: QUEUE_SCHEMA,
-    application_name: 'geo-sync-queue',
-    max: 3,
-    supervise: opts.supervise ?? false,
-    schedule: false,
-    migrate: true,
-    // Expiry is found by maintenance: run it often enough that a killed worker's job comes back
-    // soon after its timeout (pg-boss runs it once per interval across all processes).
-    maintenanceIntervalSeconds: Math.min(120, Math.max(1, Math.floor(opts.jobTimeoutSeconds / 3))),
-  });
-  boss.on('error', (e) => logger.warn({ err: e }, 'job queue error'));
-  await boss.start();
-  return boss;
+  for (let attempt = 1; ; attempt++) {
+    const boss = new PgBoss({
+      connectionString: url,
+      schema: QUEUE_SCHEMA,
+      application_name: 'geo-sync-queue',
+      max: 3,
+      supervise: opts.supervise ?? false,
+      schedule: false,
+      migrate: true,
+      // Expiry is found by maintenance: run it often enough that a killed worker's job comes back
+      // soon after its timeout (pg-boss runs it once per interval across all processes).
+      maintenanceIntervalSeconds: Math.min(120, Math.max(1, Math.floor(opts.jobTimeoutSeconds / 3))),
+    });
+    boss.on('error', (e) => logger.warn({ err: e }, 'job queue error'));
+    try {
+      await boss.start();
+      return boss;
+    } catch (e) {
+      await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
+      // Two processes installing the queue's schema at once (two migrates, workers starting
+      // together): pg-boss serializes its install with a transaction-level lock, yet through a
+      // transaction pooler the second CREATE SCHEMA IF NOT EXISTS still met the first's row
+      // (unique violation on pg_namespace, 1 run in 6 of test/integration/pgbouncer.test.ts under
+      // load). The schema the other made is as good: a new start finds it installed.
+      const code = (e as { code?: unknown } | null)?.code;
+      if (attempt >= 5 || code !== '23505') throw e;
+      logger.debug({ err: e, attempt }, 'job queue: installed by another process meanwhile; starting again');
+      await new Promise((r) => setTimeout(r, 200 * attempt));
+    }
+  }
 }
 
 const OWN_TABLES = `
