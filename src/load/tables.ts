@@ -37,6 +37,10 @@ import type {
   ProductCardRow,
   PromptExecutionRow,
   RejectRow,
+  RollupBrandsRow,
+  RollupDomainsRow,
+  RollupExecutionsRow,
+  RollupQuestionBrandsRow,
   SiteDiagnosisRow,
   SyncRunRow,
   UnitFailureRow,
@@ -453,14 +457,6 @@ export const SYNC_REJECTS = defineTable<RejectRow>(
 // insert), so their grain is unique by construction; customer_id may be NULL (spec 1, rule 5),
 // which is why they have no PRIMARY KEY constraint. The views (sql/views.sql) read these.
 
-/** The grain every aggregate starts with: a platform task's day, with its execution's owners. */
-interface RollupUnit {
-  date: string;
-  week_start: string;
-  task_id: number;
-  project_id: number;
-  customer_id: number | null;
-}
 const ROLLUP_UNIT = {
   date: 'date',
   week_start: 'date',
@@ -469,18 +465,7 @@ const ROLLUP_UNIT = {
   customer_id: 'bigint?',
 } as const;
 
-export const ROLLUP_EXECUTIONS_DAILY = defineTable<
-  RollupUnit & {
-    engine: string;
-    model: string;
-    executions: number;
-    available: number;
-    missing: number;
-    with_screenshot: number;
-    valid_rank_items: number;
-    citations: number;
-  }
->(
+export const ROLLUP_EXECUTIONS_DAILY = defineTable<RollupExecutionsRow>(
   'rollup_executions_daily',
   ['date', 'task_id', 'project_id', 'customer_id', 'engine', 'model'],
   {
@@ -497,25 +482,7 @@ export const ROLLUP_EXECUTIONS_DAILY = defineTable<
   { synced: false, noPrimaryKey: true },
 );
 
-export const ROLLUP_BRANDS_DAILY = defineTable<
-  RollupUnit & {
-    engine: string;
-    model: string;
-    brand: string;
-    rank_items: number;
-    valid_rank_items: number;
-    position_sum: number;
-    executions_ranked: number;
-    best_position_sum: number;
-    best_position: number | null;
-    top1_executions: number;
-    top3_executions: number;
-    visibility_sum: number;
-    visibility_items: number;
-    score_sum: number;
-    score_items: number;
-  }
->(
+export const ROLLUP_BRANDS_DAILY = defineTable<RollupBrandsRow>(
   'rollup_brands_daily',
   ['date', 'task_id', 'project_id', 'customer_id', 'engine', 'model', 'brand'],
   {
@@ -539,9 +506,7 @@ export const ROLLUP_BRANDS_DAILY = defineTable<
   { synced: false, noPrimaryKey: true },
 );
 
-export const ROLLUP_DOMAINS_DAILY = defineTable<
-  RollupUnit & { domain: string; citations: number; executions_citing: number; owned: boolean }
->(
+export const ROLLUP_DOMAINS_DAILY = defineTable<RollupDomainsRow>(
   'rollup_domains_daily',
   ['date', 'task_id', 'project_id', 'customer_id', 'domain'],
   {
@@ -554,16 +519,7 @@ export const ROLLUP_DOMAINS_DAILY = defineTable<
   { synced: false, noPrimaryKey: true },
 );
 
-export const ROLLUP_QUESTION_BRANDS_DAILY = defineTable<
-  RollupUnit & {
-    question: string;
-    brand: string;
-    runs: number;
-    runs_ranked: number;
-    best_position_sum: number;
-    best_position: number | null;
-  }
->(
+export const ROLLUP_QUESTION_BRANDS_DAILY = defineTable<RollupQuestionBrandsRow>(
   'rollup_question_brands_daily',
   ['date', 'task_id', 'project_id', 'customer_id', 'question', 'brand'],
   {

@@ -296,3 +296,59 @@ export interface RejectRow {
   raw: Json;
   seen_at: string;
 }
+
+// ---- The per-day aggregates (load/tables.ts ROLLUP_*), computed by load/core/rollup-rows.ts ----
+
+/** The grain every aggregate starts with: a platform task's day, with its execution's owners. */
+export interface RollupUnit {
+  date: string;
+  week_start: string;
+  task_id: number;
+  project_id: number;
+  customer_id: number | null;
+}
+
+export interface RollupExecutionsRow extends RollupUnit {
+  engine: string;
+  model: string;
+  executions: number;
+  available: number;
+  missing: number;
+  with_screenshot: number;
+  valid_rank_items: number;
+  citations: number;
+}
+
+export interface RollupBrandsRow extends RollupUnit {
+  engine: string;
+  model: string;
+  brand: string;
+  rank_items: number;
+  valid_rank_items: number;
+  position_sum: number;
+  executions_ranked: number;
+  best_position_sum: number;
+  best_position: number | null;
+  top1_executions: number;
+  top3_executions: number;
+  visibility_sum: number;
+  visibility_items: number;
+  score_sum: number;
+  score_items: number;
+}
+
+export interface RollupDomainsRow extends RollupUnit {
+  domain: string;
+  citations: number;
+  executions_citing: number;
+  owned: boolean;
+}
+
+export interface RollupQuestionBrandsRow extends RollupUnit {
+  question: string;
+  brand: string;
+  runs: number;
+  runs_ranked: number;
+  best_position_sum: number;
+  best_position: number | null;
+}

@@ -5,6 +5,13 @@
  * fill and `check rollups_match` use: the check holds the two to the same rows, and the tests
  * compare them on every kind of write. Pure: the rows come in, the aggregate rows go out.
  */
+import type {
+  RollupBrandsRow,
+  RollupDomainsRow,
+  RollupExecutionsRow,
+  RollupQuestionBrandsRow,
+  RollupUnit,
+} from '../../transform/rows.ts';
 
 /** An execution as the aggregates read it, with its screenshot row's URL (null without one). */
 export interface ExecutionFacts {
@@ -45,56 +52,14 @@ export interface UnitFacts {
   hosts: ReadonlyMap<number, readonly string[]>;
 }
 
-interface Grain {
-  date: string;
-  week_start: string;
-  task_id: number;
-  project_id: number;
-  customer_id: number | null;
-}
+type Grain = RollupUnit;
 
+/** The rows of each aggregate table, by table. */
 export interface RollupRows {
-  rollup_executions_daily: (Grain & {
-    engine: string;
-    model: string;
-    executions: number;
-    available: number;
-    missing: number;
-    with_screenshot: number;
-    valid_rank_items: number;
-    citations: number;
-  })[];
-  rollup_brands_daily: (Grain & {
-    engine: string;
-    model: string;
-    brand: string;
-    rank_items: number;
-    valid_rank_items: number;
-    position_sum: number;
-    executions_ranked: number;
-    best_position_sum: number;
-    best_position: number | null;
-    top1_executions: number;
-    top3_executions: number;
-    visibility_sum: number;
-    visibility_items: number;
-    score_sum: number;
-    score_items: number;
-  })[];
-  rollup_domains_daily: (Grain & {
-    domain: string;
-    citations: number;
-    executions_citing: number;
-    owned: boolean;
-  })[];
-  rollup_question_brands_daily: (Grain & {
-    question: string;
-    brand: string;
-    runs: number;
-    runs_ranked: number;
-    best_position_sum: number;
-    best_position: number | null;
-  })[];
+  rollup_executions_daily: RollupExecutionsRow[];
+  rollup_brands_daily: RollupBrandsRow[];
+  rollup_domains_daily: RollupDomainsRow[];
+  rollup_question_brands_daily: RollupQuestionBrandsRow[];
 }
 
 /** Monday of the ISO week of a `YYYY-MM-DD` day (date_trunc('week', day)). */
