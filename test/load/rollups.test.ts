@@ -322,6 +322,46 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       }
     });
 
+    it('a unit read in several batches of new executions adds each batch to its aggregates', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        // Batch 1: Q1 ranks Acme 3rd, cites a.com; batch 2: Q1 again without ranks (a run more for
+        // Acme's row), Q2 ranks Acme 1st and Bolt, cites a.com again; batch 3: a NULL customer.
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(1, { prompt_name: 'Q1' })],
+            ranks: [rank(1, 0, 'Acme', 3)],
+            sources: [source(11, 1, 'a.com')],
+          }),
+        );
+        expect(await mismatches(w)).toEqual([]);
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(2, { prompt_name: 'Q1' }), execution(3, { prompt_name: 'Q2' })],
+            ranks: [rank(3, 0, 'Acme', 1), rank(3, 1, 'Bolt', null, { visibility: 5 })],
+            sources: [source(31, 3, 'a.com'), source(32, 3, 'acme.com')],
+            screenshots: [screenshot(2)],
+          }),
+        );
+        expect(await mismatches(w)).toEqual([]);
+        await w.writeExecutionBatch(
+          batch({ executions: [execution(4, { prompt_name: 'Q1', customer_id: null })] }),
+        );
+        expect(await mismatches(w)).toEqual([]);
+        expect(await brandRow(w, '2026-11-20', 'Acme')).toMatchObject({
+          best_position: 1,
+          executions_ranked: 2,
+        });
+        const q1 = await w.query(
+          "SELECT runs FROM geo.rollup_question_brands_daily WHERE question = 'Q1' AND brand = 'Acme'",
+        );
+        expect(q1).toEqual([{ runs: 3 }]);
+      } finally {
+        await w.close();
+      }
+    });
+
     it('a source that moved to another execution leaves its old unit recomputed too', async () => {
       const w = await open();
       try {

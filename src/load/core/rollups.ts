@@ -29,7 +29,15 @@ import {
 import { unitKeyOf } from '../values.ts';
 import type { Connection, Driver, Param } from './driver.ts';
 import { columnList } from './statements.ts';
-import { rollupRowsOf, type CitationFacts, type ExecutionFacts, type RankFacts } from './rollup-rows.ts';
+import {
+  mergeRollupRows,
+  rollupRowsOf,
+  type CitationFacts,
+  type ExecutionFacts,
+  type RankFacts,
+  type RollupRows,
+  type UnitFacts,
+} from './rollup-rows.ts';
 
 /** A unit whose aggregate rows are recomputed. */
 export interface RollupUnit {
@@ -427,85 +435,147 @@ export async function decideOwnership(
   );
 }
 
+/** What a write transaction changed, for maintainRollups. */
+export interface RollupChanges {
+  /** Units whose rows were replaced or deleted: recomputed from all their rows. */
+  readonly recompute: readonly RollupUnit[];
+  /**
+   * Units that only gained executions (these ids, none of them stored before, nothing of the unit
+   * deleted): their aggregate rows plus the new executions' rows, without rereading the rest. A
+   * unit read in several transactions (more executions than a batch) costs each transaction its
+   * own batch, not the whole unit so far.
+   */
+  readonly added: readonly { readonly unit: RollupUnit; readonly ids: readonly number[] }[];
+}
+
 /**
- * Keeps the aggregates of `units` right inside the caller's transaction, which changed their
- * rows: every unit's aggregate rows recomputed from its rows as the transaction leaves them. The
- * rows are read by simple filters (the units' days and tasks, then their executions' ids), the
- * aggregate rows computed here (rollup-rows.ts, the same measures as the SQL of `rollups
- * refresh`), the units' old aggregate rows deleted and the new ones bulk-loaded. Measured on a
- * year of 2,400 executions a day in DuckDB, the SQL recomputation's joins scanned every child
- * table in each transaction (6.5 s); these reads touch the units' rows only.
+ * Keeps the aggregates right inside the caller's transaction, which changed some units' rows.
+ * The rows are read by simple filters (the units' days and tasks, or the executions' ids), the
+ * aggregate rows computed here (rollup-rows.ts: the measures the SQL of `rollups refresh`
+ * computes), the units' aggregate rows deleted and the new ones bulk-loaded. Measured on a year of
+ * 2,400 executions a day in DuckDB, the SQL recomputation's joins scanned every child table in
+ * each transaction (6.5 s); these reads touch the changed rows only.
  */
-export async function maintainRollups(
-  driver: Driver,
-  c: Connection,
-  units: readonly RollupUnit[],
-): Promise<void> {
-  if (units.length === 0) return;
+export async function maintainRollups(driver: Driver, c: Connection, changes: RollupChanges): Promise<void> {
+  const all = distinctUnits([...changes.recompute, ...changes.added.map((a) => a.unit)]);
+  if (all.length === 0) return;
   const sql = DIALECT_SQL[driver.dialect];
   // PostgreSQL runs writers at once (distributed workers): two transactions recomputing one unit
   // would each delete the rows they saw and insert their own, leaving both. A lock per unit, taken
   // in one order, makes the second wait for the first and then see its rows.
-  const keys = [...new Set(units.map(unitLockKey))].sort((a, b) => a - b);
+  const keys = [...new Set(all.map(unitLockKey))].sort((a, b) => a - b);
   const unitLocks = sql.lockKeys(keys.length);
   if (unitLocks) await c.execute(unitLocks, keys);
   // And a writer of the aggregates before reading the hosts: a change of brand_urls holds writers
   // off while it decides `owned` again (decideOwnership), so no row is decided against old hosts.
   const asWriter = sql.lockAsWriter('geo.rollup_domains_daily');
   if (asWriter) await c.execute(asWriter);
-  const days = units.map((u) => u.date).sort();
-  const unitsOf = (day: string, task: string, p: Params) =>
-    // The range first: zone maps (DuckDB) and the (day, task) indexes narrow to the units' days.
-    `${day} BETWEEN CAST(${p.add(days[0]!)} AS DATE) AND CAST(${p.add(days.at(-1)!)} AS DATE)
-     AND ${scopeWhere(driver, { units }, p, day, task)}`;
-  const ids = (n: number, column: string) => DIALECT_SQL[driver.dialect].inIds(column, n);
 
-  const p = new Params();
-  const executions = await c.rows<Omit<ExecutionFacts, 'shot_url'>>(
-    `SELECT e.prompt_task_id, e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model,
-       e.prompt_name, e.result_status, e.screenshot_url
-     FROM geo.prompt_executions e WHERE ${unitsOf('e.date_time', 'e.task_id', p)}`,
-    p.values,
-  );
-  const executionIds = executions.map((e) => e.prompt_task_id);
-  const projectIds = [...new Set(executions.map((e) => e.project_id))];
-  const [shots, ranks, citations, hosts] =
-    executionIds.length === 0
-      ? [[], [], [], []]
-      : [
-          await c.rows<{ prompt_task_id: number; screenshot_url: string | null }>(
-            `SELECT prompt_task_id, screenshot_url FROM geo.execution_screenshots WHERE ${ids(1, 'prompt_task_id')}`,
-            [executionIds],
-          ),
-          await c.rows<RankFacts>(
-            `SELECT prompt_task_id, brand, position, visibility, score FROM geo.execution_ranks
-             WHERE ${ids(1, 'prompt_task_id')}`,
-            [executionIds],
-          ),
-          await c.rows<CitationFacts>(
-            `SELECT prompt_task_id, domain, ${siteOf('domain')} AS site, count(*) AS citations
-             FROM geo.execution_sources WHERE ${ids(1, 'prompt_task_id')} GROUP BY prompt_task_id, domain`,
-            [executionIds],
-          ),
-          await c.rows<{ project_id: number; host: string }>(brandHostsSql(driver, 1), [projectIds]),
-        ];
-  const shotOf = new Map(shots.map((s) => [s.prompt_task_id, s.screenshot_url]));
-  const hostsOf = new Map<number, string[]>();
-  for (const h of hosts) hostsOf.set(h.project_id, [...(hostsOf.get(h.project_id) ?? []), h.host]);
-  const rows = rollupRowsOf({
-    executions: executions.map((e) => ({ ...e, shot_url: shotOf.get(e.prompt_task_id) ?? null })),
-    ranks,
-    citations: citations.map((x) => ({ ...x, citations: Number(x.citations) })),
-    hosts: hostsOf,
-  });
+  const recomputed = changes.recompute.length
+    ? rollupRowsOf(await unitFacts(driver, c, { units: changes.recompute }))
+    : emptyRollupRows();
+  const added = changes.added.length ? await addedRows(driver, c, changes.added) : emptyRollupRows();
 
   for (const spec of ROLLUP_TABLES) {
     const del = new Params();
     await c.execute(
-      `DELETE FROM geo.${spec.table} AS r WHERE ${unitsOf('r.date', 'r.task_id', del)}`,
+      `DELETE FROM geo.${spec.table} AS r WHERE ${unitsWhere(driver, all, del, 'r.date', 'r.task_id')}`,
       del.values,
     );
-    const table = spec.table as keyof typeof rows;
-    await c.load(spec as TableSpec<(typeof rows)[typeof table][number]>, rows[table], 'insert');
+    const table = spec.table as keyof RollupRows;
+    const rows = [...recomputed[table], ...added[table]];
+    await c.load(spec as TableSpec<(typeof rows)[number]>, rows, 'insert');
   }
+}
+
+function emptyRollupRows(): RollupRows {
+  return {
+    rollup_executions_daily: [],
+    rollup_brands_daily: [],
+    rollup_domains_daily: [],
+    rollup_question_brands_daily: [],
+  };
+}
+
+/** Units as a predicate on a table's day and task columns: their days' range first (zone maps, indexes). */
+function unitsWhere(
+  driver: Dialected,
+  units: readonly RollupUnit[],
+  p: Params,
+  day: string,
+  task: string,
+): string {
+  const days = units.map((u) => u.date).sort();
+  return `${day} BETWEEN CAST(${p.add(days[0]!)} AS DATE) AND CAST(${p.add(days.at(-1)!)} AS DATE)
+     AND ${scopeWhere(driver, { units }, p, day, task)}`;
+}
+
+/** The rows the aggregates are computed from: of every execution of some units, or of some executions. */
+async function unitFacts(
+  driver: Driver,
+  c: Connection,
+  of: { units: readonly RollupUnit[] } | { ids: readonly number[] },
+): Promise<UnitFacts> {
+  const ids = (n: number, column: string) => DIALECT_SQL[driver.dialect].inIds(column, n);
+  const p = new Params();
+  const where =
+    'units' in of ? unitsWhere(driver, of.units, p, 'e.date_time', 'e.task_id') : ids(1, 'e.prompt_task_id');
+  const executions = await c.rows<Omit<ExecutionFacts, 'shot_url'>>(
+    `SELECT e.prompt_task_id, e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model,
+       e.prompt_name, e.result_status, e.screenshot_url
+     FROM geo.prompt_executions e WHERE ${where}`,
+    'units' in of ? p.values : [of.ids],
+  );
+  const executionIds = executions.map((e) => e.prompt_task_id);
+  const projectIds = [...new Set(executions.map((e) => e.project_id))];
+  if (executionIds.length === 0) return { executions: [], ranks: [], citations: [], hosts: new Map() };
+  const shots = await c.rows<{ prompt_task_id: number; screenshot_url: string | null }>(
+    `SELECT prompt_task_id, screenshot_url FROM geo.execution_screenshots WHERE ${ids(1, 'prompt_task_id')}`,
+    [executionIds],
+  );
+  const ranks = await c.rows<RankFacts>(
+    `SELECT prompt_task_id, brand, position, visibility, score FROM geo.execution_ranks
+     WHERE ${ids(1, 'prompt_task_id')}`,
+    [executionIds],
+  );
+  const citations = await c.rows<CitationFacts>(
+    `SELECT prompt_task_id, domain, ${siteOf('domain')} AS site, count(*) AS citations
+     FROM geo.execution_sources WHERE ${ids(1, 'prompt_task_id')} GROUP BY prompt_task_id, domain`,
+    [executionIds],
+  );
+  const hosts = await c.rows<{ project_id: number; host: string }>(brandHostsSql(driver, 1), [projectIds]);
+  const shotOf = new Map(shots.map((s) => [s.prompt_task_id, s.screenshot_url]));
+  const hostsOf = new Map<number, string[]>();
+  for (const h of hosts) hostsOf.set(h.project_id, [...(hostsOf.get(h.project_id) ?? []), h.host]);
+  return {
+    executions: executions.map((e) => ({ ...e, shot_url: shotOf.get(e.prompt_task_id) ?? null })),
+    ranks,
+    citations: citations.map((x) => ({ ...x, citations: Number(x.citations) })),
+    hosts: hostsOf,
+  };
+}
+
+/**
+ * The aggregate rows of units that only gained executions: the rows stored plus the new
+ * executions' (rollup-rows.ts mergeRollupRows), each question's runs counted again over the unit.
+ */
+async function addedRows(driver: Driver, c: Connection, added: RollupChanges['added']): Promise<RollupRows> {
+  const units = distinctUnits(added.map((a) => a.unit));
+  const fresh = rollupRowsOf(await unitFacts(driver, c, { ids: added.flatMap((a) => a.ids) }));
+  const stored = emptyRollupRows();
+  for (const spec of ROLLUP_TABLES) {
+    const p = new Params();
+    const table = spec.table as keyof RollupRows;
+    (stored[table] as unknown[]) = await c.rows(
+      `SELECT ${columnList(spec)} FROM geo.${spec.table} AS r WHERE ${unitsWhere(driver, units, p, 'r.date', 'r.task_id')}`,
+      p.values,
+    );
+  }
+  const p = new Params();
+  const runs = await c.rows<{ date_time: string; task_id: number; prompt_name: string; runs: number }>(
+    `SELECT e.date_time, e.task_id, e.prompt_name, count(*) AS runs FROM geo.prompt_executions e
+     WHERE ${unitsWhere(driver, units, p, 'e.date_time', 'e.task_id')} GROUP BY e.date_time, e.task_id, e.prompt_name`,
+    p.values,
+  );
+  return mergeRollupRows(stored, fresh, runs);
 }

@@ -244,7 +244,8 @@ export class CoreWarehouse implements Warehouse {
   completeUnit(unit: UnitCompletion): Promise<void> {
     return this.fenced(async (c) => {
       const deleted = await closeUnit(this.driver, c, unit);
-      if (deleted && this.keepRollups) await maintainRollups(this.driver, c, [unit]);
+      if (deleted && this.keepRollups)
+        await maintainRollups(this.driver, c, { recompute: [unit], added: [] });
     });
   }
   async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
