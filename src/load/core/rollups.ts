@@ -471,19 +471,28 @@ export async function maintainRollups(driver: Driver, c: Connection, changes: Ro
   const asWriter = sql.lockAsWriter('geo.rollup_domains_daily');
   if (asWriter) await c.execute(asWriter);
 
-  const recomputed = changes.recompute.length
+  const whole = changes.recompute.length
     ? rollupRowsOf(await unitFacts(driver, c, { units: changes.recompute }))
     : emptyRollupRows();
-  const added = changes.added.length ? await addedRows(driver, c, changes.added) : emptyRollupRows();
+  const added = changes.added.length ? await addedRows(driver, c, changes.added) : null;
 
   for (const spec of ROLLUP_TABLES) {
-    const del = new Params();
-    await c.execute(
-      `DELETE FROM geo.${spec.table} AS r WHERE ${unitsWhere(driver, all, del, 'r.date', 'r.task_id')}`,
-      del.values,
-    );
     const table = spec.table as keyof RollupRows;
-    const rows = [...recomputed[table], ...added[table]];
+    // Units recomputed: every row of theirs replaced. Units added to: the rows of the brands,
+    // domains and questions their new executions touch, read and merged (addedRows).
+    const wholeRows = whole[table];
+    if (changes.recompute.length) {
+      const del = new Params();
+      await c.execute(
+        `DELETE FROM geo.${spec.table} AS r WHERE ${unitsWhere(driver, changes.recompute, del, 'r.date', 'r.task_id')}`,
+        del.values,
+      );
+    }
+    if (added) {
+      const del = new Params();
+      await c.execute(`DELETE FROM geo.${spec.table} AS r WHERE ${added.where(table, del)}`, del.values);
+    }
+    const rows = added ? [...wholeRows, ...added.rows[table]] : wholeRows;
     await c.load(spec as TableSpec<(typeof rows)[number]>, rows, 'insert');
   }
 }
@@ -556,26 +565,59 @@ async function unitFacts(
 }
 
 /**
- * The aggregate rows of units that only gained executions: the rows stored plus the new
- * executions' (rollup-rows.ts mergeRollupRows), each question's runs counted again over the unit.
+ * Units that only gained executions: the aggregate rows their new executions touch (of the units'
+ * engines and models, and of the brands, domains and questions of the new executions), read,
+ * merged with the new executions' rows (rollup-rows.ts mergeRollupRows) and, through `where`,
+ * deleted before the merged rows go in. Each question's runs are counted again over the unit
+ * (every brand's row of the question carries them, a run without ranks included). What a
+ * transaction reads is bounded by its batch, not by what its units hold.
  */
-async function addedRows(driver: Driver, c: Connection, added: RollupChanges['added']): Promise<RollupRows> {
+async function addedRows(
+  driver: Driver,
+  c: Connection,
+  added: RollupChanges['added'],
+): Promise<{ rows: RollupRows; where: (table: keyof RollupRows, p: Params) => string }> {
   const units = distinctUnits(added.map((a) => a.unit));
-  const fresh = rollupRowsOf(await unitFacts(driver, c, { ids: added.flatMap((a) => a.ids) }));
+  const facts = await unitFacts(driver, c, { ids: added.flatMap((a) => a.ids) });
+  const fresh = rollupRowsOf(facts);
+  const texts = (xs: Iterable<string>) => [...new Set(xs)];
+  const touched: Record<keyof RollupRows, { column: string; values: string[] } | null> = {
+    rollup_executions_daily: null,
+    rollup_brands_daily: { column: 'brand', values: texts(fresh.rollup_brands_daily.map((r) => r.brand)) },
+    rollup_domains_daily: {
+      column: 'domain',
+      values: texts(fresh.rollup_domains_daily.map((r) => r.domain)),
+    },
+    rollup_question_brands_daily: {
+      column: 'question',
+      values: texts(facts.executions.map((e) => e.prompt_name)),
+    },
+  };
+  const where = (table: keyof RollupRows, p: Params): string => {
+    const t = touched[table];
+    const units_ = unitsWhere(driver, units, p, 'r.date', 'r.task_id');
+    if (!t) return units_;
+    // No value: nothing of the table is touched (an empty list matches no row).
+    return `${units_} AND r.${t.column} IN (SELECT unnest(CAST(${p.add(t.values.length ? t.values : [''])} AS VARCHAR[])))${t.values.length ? '' : ' AND 1 = 0'}`;
+  };
   const stored = emptyRollupRows();
   for (const spec of ROLLUP_TABLES) {
-    const p = new Params();
     const table = spec.table as keyof RollupRows;
+    if (touched[table]?.values.length === 0) continue;
+    const p = new Params();
     (stored[table] as unknown[]) = await c.rows(
-      `SELECT ${columnList(spec)} FROM geo.${spec.table} AS r WHERE ${unitsWhere(driver, units, p, 'r.date', 'r.task_id')}`,
+      `SELECT ${columnList(spec)} FROM geo.${spec.table} AS r WHERE ${where(table, p)}`,
       p.values,
     );
   }
   const p = new Params();
+  const questions = touched.rollup_question_brands_daily!.values;
   const runs = await c.rows<{ date_time: string; task_id: number; prompt_name: string; runs: number }>(
     `SELECT e.date_time, e.task_id, e.prompt_name, count(*) AS runs FROM geo.prompt_executions e
-     WHERE ${unitsWhere(driver, units, p, 'e.date_time', 'e.task_id')} GROUP BY e.date_time, e.task_id, e.prompt_name`,
+     WHERE ${unitsWhere(driver, units, p, 'e.date_time', 'e.task_id')}
+       AND e.prompt_name IN (SELECT unnest(CAST(${p.add(questions.length ? questions : [''])} AS VARCHAR[])))
+     GROUP BY e.date_time, e.task_id, e.prompt_name`,
     p.values,
   );
-  return mergeRollupRows(stored, fresh, runs);
+  return { rows: mergeRollupRows(stored, fresh, runs), where };
 }
