@@ -89,10 +89,15 @@ describe.skipIf(!bin)('a real Prometheus scraping schedule --metrics-port', () =
       const r = await prometheus.query(expr);
       return r.length === 1 ? r[0]!.value : undefined;
     };
+    // The run's counters are served before its data tests end, the check gauges after: wait for
+    // a scrape that holds both (one taken between the two lacked the gauges, 1 CI run in ~10).
     await eventually(
       async () =>
-        (await one('geo_sync_runs_total{job="geo-sync",status="success"}')) === 1 ? true : undefined,
-      'Prometheus scraped the finished run',
+        (await one('geo_sync_runs_total{job="geo-sync",status="success"}')) === 1 &&
+        (await one('geo_check_passed{check="keys_unique"}')) !== undefined
+          ? true
+          : undefined,
+      'Prometheus scraped the finished run and its data tests',
     );
     expect(await one('up{job="geo-sync"}')).toBe(1);
     expect(await one('geo_sync_requests_total')).toBe(requests);

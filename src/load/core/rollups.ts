@@ -488,7 +488,9 @@ export async function maintainRollups(driver: Driver, c: Connection, changes: Ro
         del.values,
       );
     }
-    if (added) {
+    // Only where rows were read: the DELETE's filter is the read's, in this transaction, so none
+    // read is none to delete (a unit's first executions, as in every first read, skip 4 statements).
+    if (added && added.stored[table] > 0) {
       const del = new Params();
       await c.execute(`DELETE FROM geo.${spec.table} AS r WHERE ${added.where(table, del)}`, del.values);
     }
@@ -576,7 +578,12 @@ async function addedRows(
   driver: Driver,
   c: Connection,
   added: RollupChanges['added'],
-): Promise<{ rows: RollupRows; where: (table: keyof RollupRows, p: Params) => string }> {
+): Promise<{
+  rows: RollupRows;
+  where: (table: keyof RollupRows, p: Params) => string;
+  /** How many rows of each table `where` matched when read. */
+  stored: Record<keyof RollupRows, number>;
+}> {
   const units = distinctUnits(added.map((a) => a.unit));
   const facts = await unitFacts(driver, c, { ids: added.flatMap((a) => a.ids) });
   const fresh = rollupRowsOf(facts);
@@ -619,5 +626,15 @@ async function addedRows(
      GROUP BY e.date_time, e.task_id, e.prompt_name`,
     p.values,
   );
-  return { rows: mergeRollupRows(stored, fresh, runs), where };
+  const count = (table: keyof RollupRows) => stored[table].length;
+  return {
+    rows: mergeRollupRows(stored, fresh, runs),
+    where,
+    stored: {
+      rollup_executions_daily: count('rollup_executions_daily'),
+      rollup_brands_daily: count('rollup_brands_daily'),
+      rollup_domains_daily: count('rollup_domains_daily'),
+      rollup_question_brands_daily: count('rollup_question_brands_daily'),
+    },
+  };
 }
