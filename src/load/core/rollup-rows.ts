@@ -64,10 +64,25 @@ export interface RollupRows {
 
 /** Monday of the ISO week of a `YYYY-MM-DD` day (date_trunc('week', day)). */
 export function weekStart(day: string): string {
-  const t = Date.parse(`${day}T00:00:00Z`);
-  const weekday = (new Date(t).getUTCDay() + 6) % 7; // Monday 0
-  return new Date(t - weekday * 86_400_000).toISOString().slice(0, 10);
+  let monday = MONDAYS.get(day);
+  if (monday === undefined) {
+    const t = Date.parse(`${day}T00:00:00Z`);
+    const weekday = (new Date(t).getUTCDay() + 6) % 7; // Monday 0
+    monday = new Date(t - weekday * 86_400_000).toISOString().slice(0, 10);
+    if (MONDAYS.size > 10_000) MONDAYS.clear();
+    MONDAYS.set(day, monday);
+  }
+  return monday;
 }
+/** Every output row asks for its day's Monday: a few days per transaction, asked thousands of times. */
+const MONDAYS = new Map<string, string>();
+
+/**
+ * A grouping key of several parts. NUL cannot occur in them (the text rule keeps it out of
+ * every stored text, text.ts), so joining by it is unambiguous, and far cheaper than
+ * JSON.stringify on the thousands of rows a transaction groups.
+ */
+const key = (...parts: unknown[]) => parts.join('\u0000');
 
 /** Whether `site` is, or is below, one of `hosts` (dialect-sql ownedBy). */
 export function ownedBy(site: string, hosts: readonly string[]): boolean {
@@ -100,7 +115,7 @@ const grainOf = (e: ExecutionFacts): Grain => ({
   project_id: e.project_id,
   customer_id: e.customer_id,
 });
-const grainKey = (e: ExecutionFacts) => `${e.date_time}|${e.task_id}|${e.project_id}|${e.customer_id}`;
+const grainKey = (e: ExecutionFacts) => key(e.date_time, e.task_id, e.project_id, e.customer_id);
 
 /** One execution's rank items of one brand (the view execution_brand_ranks' row). */
 interface ExecutionBrand {
@@ -118,7 +133,7 @@ interface ExecutionBrand {
 
 function executionBrands(executions: ReadonlyMap<number, ExecutionFacts>, ranks: readonly RankFacts[]) {
   const out: ExecutionBrand[] = [];
-  for (const items of groupBy(ranks, (r) => JSON.stringify([r.prompt_task_id, r.brand])).values()) {
+  for (const items of groupBy(ranks, (r) => key(r.prompt_task_id, r.brand)).values()) {
     const e = executions.get(items[0]!.prompt_task_id);
     if (!e) continue; // a rank without its execution counts nowhere (check: children_have_execution)
     const positions = items.map((r) => r.position).filter((p): p is number => p !== null);
@@ -150,7 +165,6 @@ export function rollupRowsOf(facts: UnitFacts): RollupRows {
     rollup_question_brands_daily: [],
   };
 
-  const key = (...parts: unknown[]) => JSON.stringify(parts);
   // Per execution: its valid rank items and its citations, the units' denominators.
   const validOf = new Map<number, number>();
   for (const r of facts.ranks)
@@ -239,7 +253,7 @@ export function rollupRowsOf(facts: UnitFacts): RollupRows {
 
 /** How two rows of one grain combine: counts and sums add, the best position is the least. */
 const LEAST = new Set(['best_position']);
-const SUMMED: Record<keyof RollupRows, readonly string[]> = {
+const SUMMED: Record<keyof RollupRows, ReadonlySet<string>> = asSets({
   rollup_executions_daily: [
     'executions',
     'available',
@@ -263,7 +277,14 @@ const SUMMED: Record<keyof RollupRows, readonly string[]> = {
   ],
   rollup_domains_daily: ['citations', 'executions_citing'],
   rollup_question_brands_daily: ['runs_ranked', 'best_position_sum'],
-};
+});
+function asSets(
+  lists: Record<keyof RollupRows, readonly string[]>,
+): Record<keyof RollupRows, ReadonlySet<string>> {
+  const out = {} as Record<keyof RollupRows, ReadonlySet<string>>;
+  for (const [table, list] of Object.entries(lists)) out[table as keyof RollupRows] = new Set(list);
+  return out;
+}
 /** The columns of each grain (tables.ts keys). */
 const GRAIN: Record<keyof RollupRows, readonly string[]> = {
   rollup_executions_daily: ['date', 'task_id', 'project_id', 'customer_id', 'engine', 'model'],
@@ -286,7 +307,7 @@ export function mergeRollupRows(
 ): RollupRows {
   const out = {} as RollupRows;
   for (const table of Object.keys(GRAIN) as (keyof RollupRows)[]) {
-    const keyOf = (r: object) => JSON.stringify(GRAIN[table].map((k) => (r as Record<string, unknown>)[k]));
+    const keyOf = (r: object) => key(...GRAIN[table].map((k) => (r as Record<string, unknown>)[k]));
     const rows = new Map<string, Record<string, unknown>>();
     for (const r of stored[table]) rows.set(keyOf(r), { ...r });
     for (const r of fresh[table] as unknown as Record<string, unknown>[]) {
@@ -296,7 +317,7 @@ export function mergeRollupRows(
         continue;
       }
       for (const [column, value] of Object.entries(r)) {
-        if (SUMMED[table].includes(column)) old[column] = Number(old[column]) + Number(value);
+        if (SUMMED[table].has(column)) old[column] = Number(old[column]) + Number(value);
         else if (LEAST.has(column))
           old[column] = least([old[column] as number | null, value as number | null]);
         else if (column === 'owned') old[column] = value;
@@ -304,11 +325,9 @@ export function mergeRollupRows(
     }
     (out[table] as unknown[]) = [...rows.values()];
   }
-  const runsOf = new Map(
-    runs.map((r) => [JSON.stringify([r.date_time, r.task_id, r.prompt_name]), Number(r.runs)]),
-  );
+  const runsOf = new Map(runs.map((r) => [key(r.date_time, r.task_id, r.prompt_name), Number(r.runs)]));
   for (const r of out.rollup_question_brands_daily) {
-    r.runs = runsOf.get(JSON.stringify([r.date, r.task_id, r.question])) ?? r.runs;
+    r.runs = runsOf.get(key(r.date, r.task_id, r.question)) ?? r.runs;
   }
   return out;
 }
