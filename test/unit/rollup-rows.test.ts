@@ -216,7 +216,7 @@ describe('mergeRollupRows', () => {
         hosts,
       }),
     );
-    const sorted = <T>(rows: T[]) => rows.map((r) => JSON.stringify(r)).sort();
+    const sorted = (rows: readonly unknown[]) => rows.map((r) => JSON.stringify(r)).sort();
     const merged = mergeRollupRows(stored, fresh, runs);
     for (const table of Object.keys(whole) as (keyof typeof whole)[])
       expect(sorted(merged[table]), table).toEqual(sorted(whole[table]));
