@@ -406,55 +406,67 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       }
     });
 
+    /**
+     * Two writers of one fresh database, A and B, its tasks seeded. `slow` is A with a fence that
+     * holds each of its write transactions 1.5 s before it commits; `thenB` starts B's write 400 ms
+     * after the slow one began, while A's transaction is still open.
+     */
+    const twoWriters = async (
+      fn: (w: {
+        a: Warehouse;
+        slow: Warehouse;
+        thenB: (write: (b: Warehouse) => Promise<unknown>) => Promise<void>;
+      }) => Promise<void>,
+    ) => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      const a = await openWarehouse(t.target, { migrate: true });
+      const b = await openWarehouse(t.target);
+      try {
+        await seedTasks(a);
+        const slow = a.withFence({
+          what: 'a slow commit',
+          sql: 'SELECT 1 AS owned FROM (SELECT pg_sleep(1.5)) s',
+          params: [],
+        });
+        await fn({
+          a,
+          slow,
+          thenB: async (write) => {
+            await new Promise((r) => setTimeout(r, 400));
+            await write(b);
+          },
+        });
+      } finally {
+        await b.close();
+        await a.close();
+      }
+    };
+
     it.runIf(dialect === 'postgres')(
       'two writers of one unit at once: the second waits and counts both (no duplicate aggregate row)',
-      async () => {
-        const t = await freshTarget(dialect);
-        cleanup.push(t.drop);
-        const a = await openWarehouse(t.target, { migrate: true });
-        const b = await openWarehouse(t.target);
-        try {
-          await seedTasks(a);
+      () =>
+        twoWriters(async ({ a, slow, thenB }) => {
           await a.writeExecutionBatch(batch({ executions: [execution(1)] }));
           // A's transaction holds its unit's new rows and aggregates 1.5 s before it commits.
-          const slow = a.withFence({
-            what: 'a slow commit',
-            sql: 'SELECT 1 AS owned FROM (SELECT pg_sleep(1.5)) s',
-            params: [],
-          });
           const first = slow.writeExecutionBatch(batch({ executions: [execution(2)] }));
-          await new Promise((r) => setTimeout(r, 400));
-          await b.writeExecutionBatch(batch({ executions: [execution(3)] }));
+          await thenB((b) => b.writeExecutionBatch(batch({ executions: [execution(3)] })));
           await first;
           expect(await mismatches(a)).toEqual([]);
           expect(await a.query('SELECT executions FROM geo.rollup_executions_daily')).toEqual([
             { executions: 3 },
           ]);
-        } finally {
-          await b.close();
-          await a.close();
-        }
-      },
+        }),
     );
 
     it.runIf(dialect === 'postgres')(
       'a unit written while brand_urls change is decided against the new hosts',
-      async () => {
-        const t = await freshTarget(dialect);
-        cleanup.push(t.drop);
-        const a = await openWarehouse(t.target, { migrate: true });
-        const b = await openWarehouse(t.target);
-        try {
-          await seedTasks(a);
+      () =>
+        twoWriters(async ({ a, slow, thenB }) => {
           await a.writeExecutionBatch(
             batch({ executions: [execution(1)], sources: [source(11, 1, 'shop.bolt.cn')] }),
           );
           // The configuration's transaction decides `owned` again, then holds 1.5 s before it commits.
-          const slow = a.withFence({
-            what: 'a slow commit',
-            sql: 'SELECT 1 AS owned FROM (SELECT pg_sleep(1.5)) s',
-            params: [],
-          });
           const config = slow.updateMonitoringTaskConfig([
             {
               project_id: 100,
@@ -465,18 +477,15 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
               emails: [],
             },
           ]);
-          await new Promise((r) => setTimeout(r, 400));
-          await b.writeExecutionBatch(
-            batch({ executions: [execution(2)], sources: [source(21, 2, 'shop.bolt.cn')] }),
+          await thenB((b) =>
+            b.writeExecutionBatch(
+              batch({ executions: [execution(2)], sources: [source(21, 2, 'shop.bolt.cn')] }),
+            ),
           );
           await config;
           expect(await owned(a, 'shop.bolt.cn')).toEqual([true]);
           expect(await mismatches(a)).toEqual([]);
-        } finally {
-          await b.close();
-          await a.close();
-        }
-      },
+        }),
     );
 
     it('a refused commit leaves the aggregates as they were, with the rows', async () => {
