@@ -16,8 +16,7 @@ import { syncTaskConfig } from '../sync/account-data.ts';
 import { RunContext } from '../sync/context.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import { planUnits, refreshFromDay, unitKey } from '../sync/planner.ts';
-import { newRunId, type ApiStats } from '../sync/run.ts';
-import { toMonitoringTaskRow, toPlatformTaskRow } from '../transform/hierarchy.ts';
+import { newRunId, writeScope, type ApiStats } from '../sync/run.ts';
 import type { Json, SyncRunRow } from '../transform/rows.ts';
 import { QUEUE_NAME, QUEUE_SCHEMA, uuidV5, type JobData } from './queue.ts';
 
@@ -123,10 +122,7 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
   try {
     const scope = await resolveScope(deps.api, opts.customers);
     unreadable = scope.unreadable as Json;
-    ctx.wrote(await warehouse.upsertMonitoringTasks(scope.monitoringTasks.map(toMonitoringTaskRow)));
-    ctx.wrote(await warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow)));
-    ctx.addRows('monitoring_tasks', scope.monitoringTasks.length);
-    ctx.addRows('platform_tasks', scope.platformTasks.length);
+    await writeScope(ctx, warehouse, scope);
     if (config.enrich.taskConfig) await syncTaskConfig(ctx, scope);
     await ctx.flushRejects();
 

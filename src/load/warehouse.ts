@@ -248,6 +248,16 @@ export interface Warehouse {
   interruptAbandonedRuns(note: string): Promise<string[]>;
   insertRejects(rows: readonly RejectRow[]): Promise<Written>;
 
+  /**
+   * When a write failed because of the values of the rows it carried (PostgreSQL: SQLSTATE class
+   * 22, class 23 but the duplicate key the batch merge handles, 54000; DuckDB: its conversion,
+   * out-of-range, invalid-input and constraint errors, and values the driver could not convert),
+   * the database's message, naming the table and column where it does: the sync then finds the
+   * record that fails and quarantines it alone (sync/isolate.ts). Null for every other failure
+   * (a lost connection, fence or lock, an interruption): those are never retried record by record.
+   */
+  dataError(error: unknown): string | null;
+
   /** Row count per data table. */
   counts(): Promise<Record<DataTable, number>>;
   /** Read-only query for reports; `$1`-style parameters. */

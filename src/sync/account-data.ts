@@ -16,6 +16,13 @@ import type {
 } from '../transform/rows.ts';
 import { addDays } from '../transform/time.ts';
 import type { RunContext } from './context.ts';
+import {
+  balanceOrigin,
+  deductionOrigin,
+  platformPromptsOrigin,
+  siteDiagnosisOrigin,
+  taskConfigOrigin,
+} from './origins.ts';
 import { isFatal } from './unit.ts';
 
 /** Days re-read before the newest deduction already stored: records can land late. */
@@ -51,8 +58,12 @@ export async function syncTaskConfig(ctx: RunContext, scope: Scope): Promise<voi
       }
     }),
   );
-  ctx.wrote(await ctx.warehouse.updateMonitoringTaskConfig(configs));
-  ctx.wrote(await ctx.warehouse.updatePlatformTaskPrompts(prompts));
+  await ctx.writeRecords(configs, (rows) => ctx.warehouse.updateMonitoringTaskConfig(rows), taskConfigOrigin);
+  await ctx.writeRecords(
+    prompts,
+    (rows) => ctx.warehouse.updatePlatformTaskPrompts(rows),
+    platformPromptsOrigin,
+  );
 }
 
 export async function syncDiagnoses(ctx: RunContext, customers: readonly number[]): Promise<void> {
@@ -73,22 +84,32 @@ export async function syncDiagnoses(ctx: RunContext, customers: readonly number[
       }
     }),
   );
-  ctx.wrote(await ctx.warehouse.upsertSiteDiagnoses(rows));
-  ctx.addRows('site_diagnoses', rows.length);
+  ctx.addRows(
+    'site_diagnoses',
+    await ctx.writeRecords(rows, (r) => ctx.warehouse.upsertSiteDiagnoses(r), siteDiagnosisOrigin),
+  );
 }
 
 export async function syncFinance(ctx: RunContext): Promise<void> {
   const balance = await ctx.api.balance();
-  ctx.wrote(await ctx.warehouse.insertBalanceSnapshot(toBalanceSnapshotRow(balance, ctx.now(), ctx.runId)));
-  ctx.addRows('balance_snapshots', 1);
+  ctx.addRows(
+    'balance_snapshots',
+    await ctx.writeRecords(
+      [toBalanceSnapshotRow(balance, ctx.now(), ctx.runId)],
+      ([row]) => ctx.warehouse.insertBalanceSnapshot(row!),
+      balanceOrigin,
+    ),
+  );
 
   const latest = await ctx.warehouse.latestDeductionDay();
   const params = latest ? { start_date: addDays(latest, -DEDUCTION_OVERLAP_DAYS) } : {};
   let batch: DeductionRow[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    ctx.wrote(await ctx.warehouse.upsertDeductions(batch));
-    ctx.addRows('deductions', batch.length);
+    ctx.addRows(
+      'deductions',
+      await ctx.writeRecords(batch, (rows) => ctx.warehouse.upsertDeductions(rows), deductionOrigin),
+    );
     batch = [];
   };
   for await (const d of ctx.api.deductions(params)) {

@@ -71,6 +71,39 @@ export function dropExecutions(batch: ExecutionBatch, ids: ReadonlySet<number>):
   for (const id of ids) index?.delete(id);
 }
 
+/**
+ * The executions the batch names, in the order of their first entry (executions first): what
+ * the group writer splits a failed transaction by (isolate.ts).
+ */
+export function executionIdsOf(batch: ExecutionBatch): number[] {
+  const ids = new Set<number>();
+  for (const list of Object.values(batch as unknown as Record<string, unknown[] | undefined>)) {
+    if (!Array.isArray(list)) continue;
+    for (const entry of list) {
+      const id = executionOf(entry);
+      if (id !== undefined) ids.add(id);
+    }
+  }
+  return [...ids];
+}
+
+/**
+ * A new batch of what `batch` holds of the executions `ids`: their rows in every table, kept
+ * children, merged sources and fingerprints, in every list of the batch (by name, as
+ * dropExecutions). An entry that names no execution goes with every part taken.
+ */
+export function pickExecutions(batch: ExecutionBatch, ids: ReadonlySet<number>): ExecutionBatch {
+  const picked: Record<string, unknown[]> = {};
+  for (const [name, list] of Object.entries(batch as unknown as Record<string, unknown[] | undefined>)) {
+    if (!Array.isArray(list)) continue;
+    picked[name] = list.filter((entry) => {
+      const id = executionOf(entry);
+      return id === undefined || ids.has(id);
+    });
+  }
+  return { ...emptyBatch(), ...picked } as ExecutionBatch;
+}
+
 /** The executions each batch built by addToBatch holds: a copy listed again is found at once. */
 const executionIds = new WeakMap<ExecutionBatch, Set<number>>();
 
@@ -110,14 +143,19 @@ export function addToBatch(batch: ExecutionBatch, b: ExecutionBundle, fingerprin
   });
 }
 
+/** The batch's rows by warehouse table (a quarantined execution's rows, as sync_rejects keeps them). */
+export function rowsByTable(batch: ExecutionBatch): Record<string, unknown[]> {
+  return {
+    prompt_executions: batch.executions,
+    execution_ranks: batch.ranks,
+    execution_sources: batch.sources,
+    execution_screenshots: batch.screenshots,
+    execution_products: batch.products,
+    product_cards: batch.cards,
+  };
+}
+
 /** Rows per table of a batch, for the run's counters. */
 export function batchRowCounts(batch: ExecutionBatch): Record<string, number> {
-  return {
-    prompt_executions: batch.executions.length,
-    execution_ranks: batch.ranks.length,
-    execution_sources: batch.sources.length,
-    execution_screenshots: batch.screenshots.length,
-    execution_products: batch.products.length,
-    product_cards: batch.cards.length,
-  };
+  return Object.fromEntries(Object.entries(rowsByTable(batch)).map(([t, rows]) => [t, rows.length]));
 }

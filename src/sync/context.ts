@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { isInterruption } from '../abort.ts';
 import { isGeoApiError } from '../api/errors.ts';
+import { endpointId, type EndpointId } from '../api/endpoints.ts';
 import type { RejectedRecord } from '../api/client.ts';
 import { unitKey } from './planner.ts';
 import type { Config } from '../config.ts';
@@ -10,6 +11,8 @@ import { ReadShortcuts } from '../extract/shortcuts.ts';
 import type { Warehouse, Written } from '../load/warehouse.ts';
 import { cutBelow, jsonDepthExceeds, MAX_STORED_JSON_DEPTH } from '../json-text.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
+import { rowsByTable } from './batch.ts';
+import { isolateFailures } from './isolate.ts';
 import { Slots } from './slots.ts';
 import { GroupWriter } from './writer.ts';
 
@@ -44,6 +47,13 @@ export interface RunCounters {
    * answered `unsupported` this run, prompt/screenshot of executions listed without one.
    */
   notAsked: { crossChecks: number; products: number; screenshots: number };
+  /**
+   * Executions left out because their rows failed to write alone (a value the warehouse refuses):
+   * quarantined with reason `write_failed: ...`, their units completed (isolate.ts).
+   */
+  executionsNotStored: number;
+  /** Rows of the other tables (monitoring and platform tasks, diagnoses, ...) left out the same way. */
+  recordsNotStored: number;
 }
 
 export function newCounters(): RunCounters {
@@ -66,7 +76,31 @@ export function newCounters(): RunCounters {
     executionsUnchanged: 0,
     executionsListedTwice: 0,
     notAsked: { crossChecks: 0, products: 0, screenshots: 0 },
+    executionsNotStored: 0,
+    recordsNotStored: 0,
   };
+}
+
+/** What a quarantined row's record came from: the endpoint that answered it, and its parameters. */
+export interface RecordOrigin {
+  endpoint: EndpointId;
+  params: Record<string, unknown>;
+}
+
+/** The reason of a record quarantined because the warehouse refused its rows. */
+export const writeFailedReason = (databaseMessage: string) => `write_failed: ${databaseMessage}`;
+
+/**
+ * A row as the quarantine keeps it (JSON): a number JSON cannot hold (NaN, Infinity) or a bigint
+ * as its text, so the value the warehouse refused stays visible instead of becoming null.
+ */
+function rawRow(row: unknown): unknown {
+  if (row === null || typeof row !== 'object' || Array.isArray(row)) return row;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) {
+    out[k] = (typeof v === 'number' && !Number.isFinite(v)) || typeof v === 'bigint' ? String(v) : v;
+  }
+  return out;
 }
 
 /** Executions one unit keeps in flight: two pages' worth keeps the queue busy across pages. */
@@ -102,6 +136,7 @@ export class RunContext {
     readonly now: () => Date,
   ) {
     this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
+    const pending = Math.max(1, config.batchSize) * 4;
     this.writer = new GroupWriter(
       async (batch, completions) => {
         // Stopped for a reason other than an interruption (the lock was lost): another run may
@@ -109,13 +144,78 @@ export class RunContext {
         // commit.
         if (signal?.aborted && !isInterruption(signal.reason)) throw signal.reason;
         // Rejects first, in their own statement: a checkpoint is never committed before the
-        // quarantine rows of its unit.
-        await this.flushRejects();
+        // quarantine rows of its unit. Their own failure is none of the batch's rows: never
+        // taken for a data error of those (which would be isolated).
+        await this.flushRejects().catch((e: unknown) => {
+          throw warehouse.dataError(e) === null
+            ? e
+            : new Error(`quarantined records could not be written: ${(e as Error).message}`, { cause: e });
+        });
         this.wrote(await warehouse.writeExecutionBatch(batch, completions));
       },
-      Math.max(1, config.batchSize) * 4,
+      pending,
       this.counters.rows,
+      pending,
+      {
+        dataError: (e) => warehouse.dataError(e),
+        quarantine: (x) => {
+          this.counters.executionsNotStored++;
+          this.logger.error(
+            { task_id: x.task_id, date: x.date, prompt_task_id: x.prompt_task_id, reason: x.reason },
+            'execution not stored: its rows failed to write (quarantined; the other executions were stored)',
+          );
+          this.reject({
+            endpoint: endpointId('taskResults'),
+            params: { task_id: x.task_id, date: x.date, prompt_task_id: x.prompt_task_id },
+            reason: writeFailedReason(x.reason),
+            raw: Object.fromEntries(
+              Object.entries(rowsByTable(x.rows)).map(([table, rows]) => [table, rows.map(rawRow)]),
+            ) as Json,
+          });
+        },
+      },
     );
+  }
+
+  /**
+   * Writes small-table rows with `write` (one warehouse call, one transaction). When that fails
+   * because of some rows' values (Warehouse.dataError), the rows are written again in halves
+   * (isolate.ts) and each row whose write fails alone is quarantined as coming from `origin`
+   * (reason `write_failed: ...`) and counted; the others are stored. Any other failure is thrown
+   * as it comes. Returns the rows stored.
+   */
+  async writeRecords<R>(
+    rows: readonly R[],
+    write: (rows: readonly R[]) => Promise<Written>,
+    origin: (row: R) => RecordOrigin,
+  ): Promise<number> {
+    if (rows.length === 0) return 0;
+    try {
+      this.wrote(await write(rows));
+      return rows.length;
+    } catch (e) {
+      const reason = this.warehouse.dataError(e);
+      if (reason === null) throw e;
+      let stored = 0;
+      await isolateFailures(rows, {
+        write: async (part) => {
+          this.wrote(await write(part));
+          stored += part.length;
+        },
+        dataError: (error) => this.warehouse.dataError(error),
+        failed: (row, f) => {
+          this.counters.recordsNotStored++;
+          const { endpoint, params } = origin(row);
+          this.logger.error(
+            { endpoint, params, reason: f.reason },
+            'record not stored: its row failed to write',
+          );
+          this.reject({ endpoint, params, reason: writeFailedReason(f.reason), raw: rawRow(row) });
+        },
+        failure: { error: e, reason },
+      });
+      return stored;
+    }
   }
 
   /** Counts what a warehouse write reports (the text rule's changes). */

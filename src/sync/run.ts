@@ -14,6 +14,7 @@ import { toMonitoringTaskRow, toPlatformTaskRow } from '../transform/hierarchy.t
 import type { Json, RunKind, RunStatus, SyncRunRow } from '../transform/rows.ts';
 import { syncDiagnoses, syncFinance, syncTaskConfig } from './account-data.ts';
 import { RunContext, type RunCounters } from './context.ts';
+import { monitoringTaskOrigin, platformTaskOrigin } from './origins.ts';
 import { planUnits, refreshFromDay, type Unit } from './planner.ts';
 import { isFatal, runUnit, type UnitOutcome } from './unit.ts';
 
@@ -128,6 +129,26 @@ export function newRunId(now: Date): string {
     .replace(/\.\d+Z$/, 'Z')}-${randomBytes(3).toString('hex')}`;
 }
 
+/**
+ * The scope's monitoring and platform tasks, upserted; a row the warehouse refuses is quarantined
+ * alone (RunContext.writeRecords) and the run goes on. A platform task whose row was refused is
+ * still synced: its units are planned from the scope read, not from the warehouse.
+ */
+export async function writeScope(ctx: RunContext, warehouse: Warehouse, scope: Scope): Promise<void> {
+  const monitoringTasks = await ctx.writeRecords(
+    scope.monitoringTasks.map(toMonitoringTaskRow),
+    (rows) => warehouse.upsertMonitoringTasks(rows),
+    monitoringTaskOrigin,
+  );
+  const platformTasks = await ctx.writeRecords(
+    scope.platformTasks.map(toPlatformTaskRow),
+    (rows) => warehouse.upsertPlatformTasks(rows),
+    platformTaskOrigin,
+  );
+  ctx.addRows('monitoring_tasks', monitoringTasks);
+  ctx.addRows('platform_tasks', platformTasks);
+}
+
 function runStatus(c: RunCounters, error: string | null): RunStatus {
   if (error) return 'failed';
   if (c.rejects > 0 || c.unitsFailed > 0) return 'partial';
@@ -209,10 +230,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
       },
       'scope resolved',
     );
-    ctx.wrote(await deps.warehouse.upsertMonitoringTasks(scope.monitoringTasks.map(toMonitoringTaskRow)));
-    ctx.wrote(await deps.warehouse.upsertPlatformTasks(scope.platformTasks.map(toPlatformTaskRow)));
-    ctx.addRows('monitoring_tasks', scope.monitoringTasks.length);
-    ctx.addRows('platform_tasks', scope.platformTasks.length);
+    await writeScope(ctx, deps.warehouse, scope);
     // Reads outside the daily hierarchy go through the same request queue alongside the units
     // instead of as phases before and after them; their errors end the run as before.
     const side = (read: () => Promise<void>) => sideReads.push(read());

@@ -29,6 +29,14 @@ export function formatSummary(s: RunSummary): string {
     lines.push(
       `unread children: ${c.childrenNotFound} not found (404, reason child_not_found), ${c.childrenInvalid} invalid (quarantined); their executions and stored rows kept`,
     );
+  if (c.executionsNotStored)
+    lines.push(
+      `executions not stored: ${c.executionsNotStored} (their rows failed to write; see geo.sync_rejects, reason write_failed); their units completed, the other executions stored`,
+    );
+  if (c.recordsNotStored)
+    lines.push(
+      `records not stored: ${c.recordsNotStored} tasks, diagnoses or finance records (their rows failed to write; see geo.sync_rejects, reason write_failed)`,
+    );
   if (c.textValuesChanged)
     lines.push(
       `text: ${c.textValuesChanged} values stored changed (U+0000 dropped, lone surrogates as U+FFFD), the same on both warehouses`,

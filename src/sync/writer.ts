@@ -4,12 +4,20 @@
  * fetching, then takes what accumulated meanwhile. Transactions per run adapt to the
  * warehouse's commit latency instead of being two per unit (rows, then checkpoint), which on
  * DuckDB cost more than the rows themselves when units are small. A unit's checkpoint is
- * committed in the same transaction as its last rows, never before them, and never at all when
- * any of its rows failed to commit.
+ * committed in the same transaction as its last rows, or after them, never before them, and never
+ * at all when any of its rows failed to commit, unless they were quarantined (below).
+ *
+ * A transaction that fails because of the values of some of its rows (Isolation) does not fail
+ * its units: its executions are written again in halves until each execution whose rows fail
+ * alone is found (isolate.ts); that execution is quarantined and left out (its stored rows, if
+ * any, stay as they were), the others are stored, and the completions follow in a transaction of
+ * their own. Any other failure fails every unit with rows in the transaction, and nothing is
+ * retried.
  */
 import type { UnitCompletion } from '../load/warehouse.ts';
 import type { ExecutionBatch } from '../transform/rows.ts';
-import { batchRowCounts, dropExecutions, emptyBatch } from './batch.ts';
+import { batchRowCounts, dropExecutions, emptyBatch, executionIdsOf, pickExecutions } from './batch.ts';
+import { isolateFailures, type DataFailure } from './isolate.ts';
 import { unitKey } from './planner.ts';
 
 export type CommitFn = (batch: ExecutionBatch, completions: readonly UnitCompletion[]) => Promise<void>;
@@ -21,10 +29,38 @@ interface PendingCompletion {
   reject: (e: unknown) => void;
 }
 
-/** One unit's rows as handed over by add(): committed whole, never split across transactions. */
+/**
+ * One unit's rows as handed over by add(): committed whole, never split across transactions
+ * (unless a transaction that holds them fails because of some rows' values: see Isolation).
+ */
 interface PendingPart {
   key: string;
+  task_id: number;
+  date: string;
   batch: ExecutionBatch;
+}
+
+/** An execution left out of the warehouse because its rows failed to write alone. */
+export interface NotStored {
+  task_id: number;
+  date: string;
+  prompt_task_id: number;
+  /** Its rows as the failed transaction carried them. */
+  rows: ExecutionBatch;
+  /** What the database said (Warehouse.dataError). */
+  reason: string;
+}
+
+/**
+ * How the writer tells and handles a transaction that failed because of some rows' values
+ * (RunContext wires it to the warehouse and the quarantine). Without it, such a failure fails
+ * every unit of the transaction, like any other.
+ */
+export interface Isolation {
+  /** Warehouse.dataError: what the database said when the rows' values caused `error`, else null. */
+  dataError(error: unknown): string | null;
+  /** Quarantines an execution whose rows failed to write alone (it is left out). */
+  quarantine(execution: NotStored): void;
 }
 
 export class GroupWriter {
@@ -52,11 +88,13 @@ export class GroupWriter {
      * not move measurably either way: its largest transactions were rare.)
      */
     private readonly maxTransactionExecutions = maxPendingExecutions,
+    /** Isolates the rows of a transaction that failed because of their values (see Isolation). */
+    private readonly isolation?: Isolation,
   ) {}
 
   /** Queues rows of one unit; waits only when too much is pending. */
   async add(task_id: number, date: string, batch: ExecutionBatch): Promise<void> {
-    this.parts.push({ key: unitKey({ task_id, date }), batch });
+    this.parts.push({ key: unitKey({ task_id, date }), task_id, date, batch });
     this.pendingExecutions += batch.executions.length;
     this.kick();
     while (this.pendingExecutions >= this.maxPendingExecutions && this.flushing) await this.flushing;
@@ -112,17 +150,92 @@ export class GroupWriter {
       const accepted = ready.filter((c) => !this.failedUnits.has(c.key));
       for (const c of refused) c.reject(this.failedUnits.get(c.key));
       try {
-        await this.commit(
-          batch,
-          accepted.map((c) => c.completion),
-        );
-        this.transactions++;
-        for (const [t, n] of Object.entries(batchRowCounts(batch))) this.rows[t] = (this.rows[t] ?? 0) + n;
+        await this.write(batch, accepted);
         for (const c of accepted) c.resolve();
       } catch (e) {
-        for (const u of units) this.failedUnits.set(u, e);
-        for (const c of accepted) c.reject(e);
+        const reason = this.isolation?.dataError(e) ?? null;
+        if (reason === null) this.fail(units, accepted, e);
+        else await this.isolate(taken, batch, accepted, { error: e, reason });
       }
+    }
+  }
+
+  /** One transaction: `batch`'s rows, then the completions; counted once committed. */
+  private async write(batch: ExecutionBatch, completions: readonly PendingCompletion[]): Promise<void> {
+    await this.commit(
+      batch,
+      completions.map((c) => c.completion),
+    );
+    this.transactions++;
+    for (const [t, n] of Object.entries(batchRowCounts(batch))) this.rows[t] = (this.rows[t] ?? 0) + n;
+  }
+
+  /** The units' rows may be missing: their completions are refused, now and when they come. */
+  private fail(units: Iterable<string>, completions: Iterable<PendingCompletion>, error: unknown): void {
+    for (const u of units) this.failedUnits.set(u, error);
+    for (const c of completions) c.reject(error);
+  }
+
+  /**
+   * After a transaction failed because of some rows' values (`failure`): its executions are
+   * written again in halves, each execution whose rows fail alone quarantined and left out
+   * (isolate.ts); then the completions, in a transaction after every row of their units that
+   * could be written (a checkpoint still never commits before its unit's rows). A completion
+   * that fails alone with a data error fails its unit only. Any other failure on the way fails
+   * every unit of the transaction, as it would have at once.
+   */
+  private async isolate(
+    taken: readonly PendingPart[],
+    batch: ExecutionBatch,
+    accepted: readonly PendingCompletion[],
+    failure: DataFailure,
+  ): Promise<void> {
+    const isolation = this.isolation!;
+    const dataError = (e: unknown) => isolation.dataError(e);
+    // The unit of each execution (of the later part, as merged() takes a copy listed twice).
+    const partOf = new Map<number, PendingPart>();
+    for (const part of taken) for (const id of executionIdsOf(part.batch)) partOf.set(id, part);
+    const ids = executionIdsOf(batch);
+    const unsettled = new Set(accepted);
+    try {
+      await isolateFailures(ids, {
+        write: (part) => this.write(pickExecutions(batch, new Set(part)), []),
+        dataError,
+        failed: (id, f) => {
+          const part = partOf.get(id)!;
+          const rows = pickExecutions(batch, new Set([id]));
+          isolation.quarantine({
+            task_id: part.task_id,
+            date: part.date,
+            prompt_task_id: id,
+            rows,
+            reason: f.reason,
+          });
+        },
+        // With completions in it, the failure may have been a completion's: rows tried alone first.
+        ...(accepted.length === 0 ? { failure } : {}),
+      });
+      await isolateFailures(accepted, {
+        write: async (completions) => {
+          await this.write(emptyBatch(), completions);
+          for (const c of completions) {
+            unsettled.delete(c);
+            c.resolve();
+          }
+        },
+        dataError,
+        failed: (c, f) => {
+          unsettled.delete(c);
+          this.fail([c.key], [c], f.error);
+        },
+        ...(ids.length === 0 ? { failure } : {}),
+      });
+    } catch (e) {
+      this.fail(
+        taken.map((p) => p.key),
+        unsettled,
+        e,
+      );
     }
   }
 }

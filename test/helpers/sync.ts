@@ -19,6 +19,8 @@ export interface SyncOnceOptions {
   kind?: RunKind;
   config?: Partial<ConfigInput>;
   now?: () => Date;
+  /** What the run writes through instead of the warehouse (a test's view of it). */
+  wrapWarehouse?: (w: Warehouse) => Warehouse;
 }
 
 export async function syncOnce(o: SyncOnceOptions): Promise<RunSummary> {
@@ -40,7 +42,7 @@ export async function syncOnce(o: SyncOnceOptions): Promise<RunSummary> {
   const warehouse = await openWarehouse(config.warehouse, { logger: silentLogger });
   try {
     await warehouse.migrate();
-    return await runLocked(api, warehouse, config, silentLogger, {
+    return await runLocked(api, o.wrapWarehouse?.(warehouse) ?? warehouse, config, silentLogger, {
       kind: o.kind ?? 'sync',
       dates: o.dates,
       customers: o.customers ?? config.customers,

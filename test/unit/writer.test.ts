@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { UnitCompletion } from '../../src/load/warehouse.ts';
 import { emptyBatch } from '../../src/sync/batch.ts';
-import { GroupWriter } from '../../src/sync/writer.ts';
+import { GroupWriter, type Isolation, type NotStored } from '../../src/sync/writer.ts';
 import type { ExecutionBatch, PromptExecutionRow } from '../../src/transform/rows.ts';
 
 const exec = (id: number, task_id: number): PromptExecutionRow =>
@@ -143,5 +143,161 @@ describe('GroupWriter', () => {
     ]);
     expect(w.transactions).toBe(3);
     expect(w.rows.prompt_executions).toBe(6);
+  });
+});
+
+/** A failure the rows' values caused, as the fake warehouse below tells it. */
+class ValueRefused extends Error {}
+
+/**
+ * A fake warehouse commit whose transaction fails, whole, with a data error when it holds an
+ * execution of `badRows` or the completion of a unit of `badCompletions`, and with `lost` (no
+ * data error) from its `lostAt`th call on. `hold()` makes it wait until released.
+ */
+function refusing(o: { badRows?: number[]; badCompletions?: number[]; lost?: Error; lostAt?: number }) {
+  const calls: { ids: number[]; units: number[]; ok: boolean }[] = [];
+  const quarantined: NotStored[] = [];
+  const isolation: Isolation = {
+    dataError: (e) => (e instanceof ValueRefused ? e.message : null),
+    quarantine: (x) => void quarantined.push(x),
+  };
+  let gate: Promise<void> | null = null;
+  const hold = () => {
+    let open!: () => void;
+    gate = new Promise<void>((res) => (open = res));
+    return () => {
+      gate = null;
+      open();
+    };
+  };
+  const commit = async (b: ExecutionBatch, cs: readonly UnitCompletion[]) => {
+    if (gate) await gate;
+    const ids = b.executions.map((e) => e.prompt_task_id);
+    const units = cs.map((c) => c.task_id);
+    const call = { ids, units, ok: false };
+    calls.push(call);
+    if (o.lost && calls.length >= (o.lostAt ?? 1)) throw o.lost;
+    const row = ids.find((id) => o.badRows?.includes(id));
+    if (row !== undefined) throw new ValueRefused(`invalid input syntax for type bigint: "NaN" (row ${row})`);
+    const unit = units.find((u) => o.badCompletions?.includes(u));
+    if (unit !== undefined) throw new ValueRefused(`checkpoint of ${unit} refused`);
+    call.ok = true;
+  };
+  return { calls, quarantined, isolation, commit, hold };
+}
+
+/**
+ * Units 1..3 with 3, 3 and 2 executions and their completions, in one transaction: they queue
+ * while a first transaction (unit 9's execution 90, not among the calls returned) is held.
+ * Resolves to each unit's outcome, `done` or its error's message.
+ */
+async function threeUnits(w: GroupWriter, r: ReturnType<typeof refusing>): Promise<string[]> {
+  const release = r.hold();
+  await w.add(9, '2026-11-20', batchOf(exec(90, 9)));
+  await w.add(1, '2026-11-20', batchOf(exec(10, 1), exec(11, 1), exec(12, 1)));
+  await w.add(2, '2026-11-20', batchOf(exec(20, 2), exec(21, 2), exec(22, 2)));
+  await w.add(3, '2026-11-20', batchOf(exec(30, 3), exec(31, 3)));
+  const outcomes = [1, 2, 3].map((u) =>
+    w.complete(completion(u)).then(
+      () => 'done',
+      (e: Error) => e.message,
+    ),
+  );
+  release();
+  await w.drain();
+  const held = r.calls.shift();
+  expect(held?.ids).toEqual([90]);
+  return Promise.all(outcomes);
+}
+
+describe('GroupWriter: a transaction that fails because of one row', () => {
+  it('quarantines the execution whose rows fail alone, stores the others in halves, then commits every checkpoint', async () => {
+    const r = refusing({ badRows: [21] });
+    const w = new GroupWriter(r.commit, 1000, {}, 1000, r.isolation);
+    expect(await threeUnits(w, r)).toEqual(['done', 'done', 'done']);
+    expect(r.quarantined).toEqual([
+      expect.objectContaining({
+        task_id: 2,
+        date: '2026-11-20',
+        prompt_task_id: 21,
+        reason: expect.stringContaining('NaN'),
+      }),
+    ]);
+    expect(r.quarantined[0]!.rows.executions.map((e) => e.prompt_task_id)).toEqual([21]);
+    // 8 executions, one bad: the failed transaction; its rows alone (it held checkpoints too);
+    // 2 halves on each of 3 levels (depth first); then the checkpoints, after every row stored.
+    expect(r.calls).toEqual([
+      { ids: [10, 11, 12, 20, 21, 22, 30, 31], units: [1, 2, 3], ok: false },
+      { ids: [10, 11, 12, 20, 21, 22, 30, 31], units: [], ok: false },
+      { ids: [10, 11, 12, 20], units: [], ok: true },
+      { ids: [21, 22, 30, 31], units: [], ok: false },
+      { ids: [21, 22], units: [], ok: false },
+      { ids: [21], units: [], ok: false },
+      { ids: [22], units: [], ok: true },
+      { ids: [30, 31], units: [], ok: true },
+      { ids: [], units: [1, 2, 3], ok: true },
+    ]);
+    expect(w.transactions).toBe(1 + 4);
+    expect(w.rows.prompt_executions).toBe(1 + 7);
+  });
+
+  it('a checkpoint that fails alone fails its unit only; the rows of the transaction are stored', async () => {
+    const r = refusing({ badCompletions: [3] });
+    const w = new GroupWriter(r.commit, 1000, {}, 1000, r.isolation);
+    expect(await threeUnits(w, r)).toEqual(['done', 'done', 'checkpoint of 3 refused']);
+    expect(r.quarantined).toEqual([]);
+    expect(r.calls).toEqual([
+      { ids: [10, 11, 12, 20, 21, 22, 30, 31], units: [1, 2, 3], ok: false },
+      { ids: [10, 11, 12, 20, 21, 22, 30, 31], units: [], ok: true },
+      { ids: [], units: [1, 2, 3], ok: false },
+      { ids: [], units: [1, 2], ok: true },
+      { ids: [], units: [3], ok: false },
+    ]);
+    expect(w.rows.prompt_executions).toBe(1 + 8);
+    // Unit 3's later rows and completion are refused, as after any failure of its own.
+    await w.add(3, '2026-11-20', batchOf(exec(32, 3)));
+    await expect(w.complete(completion(3))).rejects.toThrow('checkpoint of 3 refused');
+  });
+
+  it('a failure that is not a data error is never retried: every unit of the transaction fails, as without isolation', async () => {
+    const lost = 'write refused: this process no longer owns the warehouse lock';
+    const r = refusing({ badRows: [21], lost: new Error(lost), lostAt: 2 });
+    const w = new GroupWriter(r.commit, 1000, {}, 1000, r.isolation);
+    expect(await threeUnits(w, r)).toEqual([lost, lost, lost]);
+    expect(r.calls).toHaveLength(1);
+    expect(r.quarantined).toEqual([]);
+  });
+
+  it('a failure that is not a data error while isolating stops it: every unit of the transaction fails', async () => {
+    const lost = 'Connection terminated unexpectedly';
+    const r = refusing({ badRows: [21], lost: new Error(lost), lostAt: 5 });
+    const w = new GroupWriter(r.commit, 1000, {}, 1000, r.isolation);
+    expect(await threeUnits(w, r)).toEqual([lost, lost, lost]);
+    // The failed transaction, its rows alone, the first half stored, then the connection lost.
+    expect(r.calls.map((c) => c.ok)).toEqual([false, false, true, false]);
+    expect(r.quarantined).toEqual([]);
+  });
+
+  it('without isolation a data error fails every unit of the transaction', async () => {
+    const r = refusing({ badRows: [21] });
+    const w = new GroupWriter(r.commit, 1000);
+    expect((await threeUnits(w, r)).every((o) => o.includes('NaN'))).toBe(true);
+    expect(r.calls).toHaveLength(1);
+  });
+
+  it('keeps backpressure while it isolates: add waits for the isolating transaction', async () => {
+    const r = refusing({ badRows: [2] });
+    const w = new GroupWriter(r.commit, 2, {}, 2, r.isolation);
+    const release = r.hold();
+    await w.add(1, '2026-11-20', batchOf(exec(1, 1), exec(2, 1))); // taken by the first (held) transaction
+    let returned = false;
+    const next = w.add(1, '2026-11-20', batchOf(exec(3, 1), exec(4, 1))).then(() => (returned = true));
+    await new Promise((res) => setImmediate(res));
+    expect(returned).toBe(false);
+    release();
+    await next;
+    await w.drain();
+    expect(r.quarantined.map((q) => q.prompt_task_id)).toEqual([2]);
+    expect(r.calls.filter((c) => c.ok).map((c) => c.ids)).toEqual([[1], [3, 4]]);
   });
 });

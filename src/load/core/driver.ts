@@ -49,6 +49,13 @@ export interface Driver {
   inIds(column: string, n: number): string;
   /** Whether `error` is a primary-key violation (the batch merge's cue for its safe path). */
   isDuplicateKey(error: unknown): boolean;
+  /**
+   * When `error` was caused by the values of the rows written (a value its column's type
+   * refuses, a NOT NULL or CHECK constraint, a row over a size limit; not a duplicate key, which
+   * isDuplicateKey tells), what the database said, naming the table and column where it does;
+   * null for any other failure. Warehouse.dataError.
+   */
+  dataError(error: unknown): string | null;
 
   /** `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
   transaction<T>(fn: (c: Connection) => Promise<T>, opts?: TransactionOptions): Promise<T>;

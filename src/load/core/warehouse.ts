@@ -482,6 +482,10 @@ export class CoreWarehouse implements Warehouse {
     return this.writeRows(SYNC_REJECTS, rows, false);
   }
 
+  dataError(error: unknown): string | null {
+    return this.driver.dataError(error);
+  }
+
   async counts(): Promise<Record<DataTable, number>> {
     const [row] = await this.driver.connection((c) => c.rows<Record<DataTable, number>>(COUNTS));
     return row!;

@@ -7,6 +7,8 @@
  * Every value is converted in JS exactly as the staging path's `CAST(text AS type)` would
  * (staging.ts), or not at all: when a value is not in the one form converted here, the caller
  * takes the staging path for the whole load, so DuckDB's own CAST decides (and fails) as before.
+ * A number its column's type cannot hold (NaN or a fraction into BIGINT, past INTEGER's range)
+ * fails the load as a ValueConversionError naming the table and column (errors.ts).
  *
  * - timestamptz: `YYYY-MM-DD[T ]HH:MM:SS[.fraction](Z|±HH[[:]MM])`, any number of fraction
  *   digits; like the CAST, digits after the sixth are dropped (truncated, never rounded). No
@@ -37,6 +39,7 @@ import {
 import type { Json } from '../../transform/rows.ts';
 import type { ColumnKind, TableSpec } from '../tables.ts';
 import { jsonText } from '../values.ts';
+import { convertingColumn } from './errors.ts';
 
 const CHUNK_ROWS = 2048;
 
@@ -191,8 +194,12 @@ function sources<R>(
   return out.length === spec.columns.length + (spec.synced ? 1 : 0) ? out : undefined;
 }
 
-/** The columns of a chunk of rows, converted; undefined when some value is not converted. */
+/**
+ * The columns of a chunk of rows of `table`, converted; undefined when some value is not
+ * converted. A value the conversion throws on (BigInt(NaN)) fails as a ValueConversionError.
+ */
 function chunkColumns(
+  table: string,
   rows: readonly Record<string, unknown>[],
   from: readonly Source[],
   syncedAt: DuckDBTimestampTZValue,
@@ -203,20 +210,41 @@ function chunkColumns(
     if ('synced' in source) {
       values.fill(syncedAt);
     } else {
-      for (let i = 0; i < rows.length; i++) {
-        const v = rows[i]![source.field];
-        if (v === null || v === undefined) {
-          values[i] = null;
-        } else {
-          const converted = source.convert(v);
-          if (converted === undefined) return undefined;
-          values[i] = converted;
+      const whole = convertingColumn(table, source.field, () => {
+        for (let i = 0; i < rows.length; i++) {
+          const v = rows[i]![source.field];
+          if (v === null || v === undefined) {
+            values[i] = null;
+          } else {
+            const converted = source.convert(v);
+            if (converted === undefined) return false;
+            values[i] = converted;
+          }
         }
-      }
+        return true;
+      });
+      if (!whole) return undefined;
     }
     columns.push(values);
   }
   return columns;
+}
+
+/**
+ * chunk.setColumns, a column at a time, so that a value the chunk's vector refuses (a number out
+ * of INTEGER's range) fails as a ValueConversionError naming `table` and its column (`names`).
+ */
+export function setChunkColumns(
+  chunk: DuckDBDataChunk,
+  table: string,
+  names: readonly string[],
+  columns: readonly (readonly DuckDBValue[])[],
+): void {
+  if (columns.length !== chunk.columnCount)
+    throw new Error(`${columns.length} columns for a chunk of ${chunk.columnCount}`);
+  columns.forEach((values, i) =>
+    convertingColumn(table, names[i] ?? `#${i}`, () => chunk.setColumnValues(i, values)),
+  );
 }
 
 /**
@@ -246,10 +274,10 @@ export async function appendDirect<R>(
     const chunks: DuckDBDataChunk[] = [];
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
       const part = rows.slice(start, start + CHUNK_ROWS) as readonly Record<string, unknown>[];
-      const columns = chunkColumns(part, from, synced);
+      const columns = chunkColumns(spec.table, part, from, synced);
       if (!columns) return false;
       const chunk = DuckDBDataChunk.create(types, part.length);
-      chunk.setColumns(columns);
+      setChunkColumns(chunk, spec.table, tableColumns, columns);
       chunks.push(chunk);
     }
     for (const chunk of chunks) appender.appendDataChunk(chunk);

@@ -19,17 +19,12 @@ import {
   type OpenOptions,
   type SharedDatabase,
 } from './database.ts';
+import { duckdbDataError, duckdbIsDuplicateKey } from './errors.ts';
 import { LockFile } from './lock-file.ts';
 import { readOnlyQuery } from './query.ts';
 import { Session } from './session.ts';
 import { appendDirect } from './direct.ts';
 import { appendStaged, recreateStagingSql, selectStaged, SQL_TYPE, stagingTable } from './staging.ts';
-
-/**
- * A primary-key violation: of INSERT (`Constraint Error: Duplicate key ...`) or of the Appender's
- * flush (`Failed to append: Duplicate key ...`).
- */
-const DUPLICATE_KEY = /(Constraint Error|Failed to append): Duplicate key/;
 
 /** Column names of geo tables in table order, by table (read once per driver). */
 type TableColumns = Map<string, readonly string[]>;
@@ -135,7 +130,11 @@ export class DuckDBDriver implements Driver {
   }
 
   isDuplicateKey(error: unknown): boolean {
-    return error instanceof Error && DUPLICATE_KEY.test(error.message);
+    return duckdbIsDuplicateKey(error);
+  }
+
+  dataError(error: unknown): string | null {
+    return duckdbDataError(error);
   }
 
   transaction<T>(fn: (c: Connection) => Promise<T>): Promise<T> {

@@ -23,7 +23,8 @@ import {
 import type { Json } from '../../transform/rows.ts';
 import { ident, type AnyTableSpec, type ColumnKind, type TableSpec } from '../tables.ts';
 import { jsonText } from '../values.ts';
-import { closeAppender } from './direct.ts';
+import { closeAppender, setChunkColumns } from './direct.ts';
+import { convertingColumn } from './errors.ts';
 
 const STAGED_TYPE: Record<ColumnKind, DuckDBType> = {
   bigint: BIGINT,
@@ -101,7 +102,10 @@ function stagedValue(kind: ColumnKind, value: unknown): DuckDBValue {
   }
 }
 
-/** Appends `rows` to the spec's staging table. */
+/**
+ * Appends `rows` to the spec's staging table. A value its staged type cannot hold (NaN into
+ * BIGINT) fails as a ValueConversionError naming the table and column (errors.ts).
+ */
 export async function appendStaged<R>(
   connection: DuckDBConnection,
   spec: TableSpec<R>,
@@ -115,7 +119,15 @@ export async function appendStaged<R>(
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
       const part = rows.slice(start, start + CHUNK_ROWS);
       const chunk = DuckDBDataChunk.create(types, part.length);
-      chunk.setColumns(spec.columns.map((c) => part.map((r) => stagedValue(c.kind, r[c.name]))));
+      const columns = spec.columns.map((c) =>
+        convertingColumn(spec.table, c.name, () => part.map((r) => stagedValue(c.kind, r[c.name]))),
+      );
+      setChunkColumns(
+        chunk,
+        spec.table,
+        spec.columns.map((c) => c.name),
+        columns,
+      );
       appender.appendDataChunk(chunk);
     }
     appender.flushSync();

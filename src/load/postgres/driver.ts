@@ -18,6 +18,7 @@ import { qualified, type ColumnKind, type TableSpec } from '../tables.ts';
 import type { Fence, LockMode, LockResult } from '../warehouse.ts';
 import { AdvisoryLock, MIGRATION_LOCK_KEY } from './advisory-lock.ts';
 import { copyRows } from './copy.ts';
+import { pgDataError, pgIsDuplicateKey } from './errors.ts';
 import { createPool, withTransaction } from './pool.ts';
 import { maskPassword } from '../target.ts';
 import { ensureStagingSql, stagingTable } from './staging.ts';
@@ -42,9 +43,6 @@ export const SQL_TYPE: Record<ColumnKind, string> = {
  * are scanned regardless.)
  */
 const BEGIN_BULK = 'BEGIN; SET LOCAL enable_seqscan = off';
-
-/** PostgreSQL's unique_violation. */
-const UNIQUE_VIOLATION = '23505';
 
 class PgConnection implements Connection {
   /** The staging tables this transaction made sure of. */
@@ -121,7 +119,11 @@ export class PostgresDriver implements Driver {
   }
 
   isDuplicateKey(error: unknown): boolean {
-    return (error as { code?: unknown } | null)?.code === UNIQUE_VIOLATION;
+    return pgIsDuplicateKey(error);
+  }
+
+  dataError(error: unknown): string | null {
+    return pgDataError(error);
   }
 
   transaction<T>(fn: (c: Connection) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
