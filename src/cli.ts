@@ -19,10 +19,26 @@ import { EXIT } from './sync/exit-codes.ts';
 
 boundHeapGrowth();
 
+/** The README's table of exit codes, in short (README, "Exit codes"). */
+const EXIT_CODES_HELP = `
+Exit codes:
+  0    success
+  1    failure, a database or API that cannot be reached included (the message
+       names the setting: GEO_WAREHOUSE, GEO_LOCK_URL, GEO_BASE_URL or its flag)
+  2    bad usage or configuration (a metrics port it cannot listen on included)
+  3    partial: rows quarantined or units failed; check: a test failed; verify:
+       a difference
+  4    locked: another run holds the warehouse lock, another process has the
+       DuckDB file open, or another export writes into the same --out folder
+  130  stopped by SIGINT/SIGTERM: waits and queries end at once, nothing is
+       left half-written (finished units are kept), locks are released
+       (schedule: 0 when stopped between runs); a second signal exits at once`;
+
 const program = new Command('geo-sync')
   .description('Sync a GEO monitoring service (v2 API) into PostgreSQL or DuckDB')
   .version('0.1.0')
   .showHelpAfterError('(run with --help for usage)')
+  .addHelpText('after', EXIT_CODES_HELP)
   .exitOverride();
 
 for (const cmd of [

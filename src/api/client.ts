@@ -110,6 +110,13 @@ export interface GeoClientOptions {
    * every request in flight ends at once with its reason when it aborts.
    */
   signal?: AbortSignal;
+  /**
+   * Where `baseUrl` came from, as the user gave it (the CLI: `GEO_BASE_URL (baseUrl)`, `--base-url
+   * (baseUrl)` or the config file's key). When set, a request that reaches nothing there (refused,
+   * no such host, no route, no answer in time) fails naming it: `GEO_BASE_URL (baseUrl): cannot
+   * reach https://... (connection refused: ...)`. @default unset: the socket's code alone
+   */
+  baseUrlSetting?: string;
 }
 
 /** Parameters of each method, as the caller writes them (the spec's snake_case names). */
@@ -233,6 +240,7 @@ export class GeoClient {
       bearer: () =>
         this.#credentials.currentBearer ?? this.#credentials.bearer(() => this.login().then(() => undefined)),
       signal: opts.signal,
+      origin: opts.baseUrlSetting ? { setting: opts.baseUrlSetting, baseUrl: opts.baseUrl } : undefined,
     });
     this.pages = this.#pageReaders();
     this.all = this.#itemReaders(this.pages);

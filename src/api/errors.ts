@@ -155,19 +155,25 @@ export class ServerError extends GeoApiError {
 }
 
 /** Connection refused or reset, DNS, TLS: the request may not have reached the server. */
+/**
+ * `unreachable`, when the client knows where its base URL came from and nothing could be reached
+ * there: that setting and why (`GEO_BASE_URL (baseUrl): cannot reach https://... (connection
+ * refused: ...)`), said in place of the bare socket code.
+ */
 export class NetworkError extends GeoApiError {
   readonly code = 'NETWORK' as const;
   readonly retryable = true;
-  constructor(ctx: GeoErrorContext) {
-    super(`network error (${describeCause(ctx.cause)})`, ctx);
+  constructor(ctx: GeoErrorContext & { unreachable?: string | undefined }) {
+    super(ctx.unreachable ?? `network error (${describeCause(ctx.cause)})`, ctx);
   }
 }
 
+/** `unreachable`: as NetworkError's, for an API that did not answer in time. */
 export class TimeoutError extends GeoApiError {
   readonly code = 'TIMEOUT' as const;
   readonly retryable = true;
-  constructor(ctx: GeoErrorContext & { timeoutMs: number }) {
-    super(`timed out after ${ctx.timeoutMs} ms`, ctx);
+  constructor(ctx: GeoErrorContext & { timeoutMs: number; unreachable?: string | undefined }) {
+    super(ctx.unreachable ?? `timed out after ${ctx.timeoutMs} ms`, ctx);
   }
 }
 

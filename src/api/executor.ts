@@ -14,7 +14,7 @@ import {
   RateLimitedError,
 } from './errors.ts';
 import { type DecodeContext, parseJson } from './decode.ts';
-import { errorForFailure, errorForResponse } from './http-errors.ts';
+import { errorForFailure, errorForResponse, type Origin } from './http-errors.ts';
 import type { RequestQueue } from './request-queue.ts';
 import { type AttemptOutcome, backoffDelayMs, decideRetry } from './retry-policy.ts';
 import { type HttpResponse, type Transport, TransportFailure } from './transport.ts';
@@ -103,6 +103,8 @@ export interface ExecutorDeps {
   readonly bearer: () => string | Promise<string>;
   /** The process's stop signal: ends every wait and the request in flight with its reason. */
   readonly signal?: AbortSignal | undefined;
+  /** Where the base URL came from: named when nothing answers there. */
+  readonly origin?: Origin | undefined;
 }
 
 /**
@@ -240,7 +242,7 @@ export class Executor {
       if (req.signal?.aborted) throw abortReason(req.signal);
       if (!(e instanceof TransportFailure)) throw e;
       return {
-        error: errorForFailure(e, ctx, req.timeoutMs),
+        error: errorForFailure(e, ctx, req.timeoutMs, d.origin),
         outcome: e.kind === 'network' ? { kind: 'network', code: e.code } : { kind: e.kind },
       };
     }

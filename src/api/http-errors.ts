@@ -18,6 +18,8 @@ import {
   TimeoutError,
   UnauthorizedError,
 } from './errors.ts';
+import { maskUrlPassword } from '../redact.ts';
+import { unreachableReason } from '../unreachable.ts';
 import { parseRetryAfter } from './retry-policy.ts';
 import { ErrorBody } from './schemas/envelope.ts';
 import type { HttpResponse, TransportFailure } from './transport.ts';
@@ -81,15 +83,43 @@ export function errorForResponse(res: HttpResponse, ctx: ErrorContext): GeoApiEr
   });
 }
 
+/** Where the client's base URL came from, to name it when nothing answers there. */
+export interface Origin {
+  /** e.g. `GEO_BASE_URL (baseUrl)`, `--base-url (baseUrl)`. */
+  readonly setting: string;
+  readonly baseUrl: string;
+}
+
+/**
+ * What a failure says of the base URL's setting when nothing could be reached there (refused, no
+ * such host, no route, no answer in time); undefined for other failures (a reset mid-answer).
+ */
+function unreachable(f: TransportFailure, origin: Origin | undefined, timeoutMs: number): string | undefined {
+  if (!origin) return undefined;
+  const reason =
+    f.kind === 'timeout'
+      ? `no answer within ${timeoutMs} ms`
+      : f.kind === 'network'
+        ? (unreachableReason(f.cause) ?? unreachableReason({ code: f.code }))
+        : undefined;
+  return reason && maskUrlPassword(`${origin.setting}: cannot reach ${origin.baseUrl} (${reason})`);
+}
+
 export function errorForFailure(
   f: TransportFailure,
   ctx: Pick<ErrorContext, 'endpoint' | 'params'>,
   timeoutMs: number,
+  origin?: Origin,
 ): GeoApiError {
   const base = { endpoint: ctx.endpoint, params: ctx.params };
   switch (f.kind) {
     case 'timeout':
-      return new TimeoutError({ ...base, timeoutMs, cause: f });
+      return new TimeoutError({
+        ...base,
+        timeoutMs,
+        cause: f,
+        unreachable: unreachable(f, origin, timeoutMs),
+      });
     case 'too-large':
       return new ResponseTooLargeError({ ...base, detail: f.message, limitBytes: f.limitBytes, cause: f });
     case 'invalid-request':
@@ -97,6 +127,10 @@ export function errorForFailure(
       // the transport's names the header: neither holds its value.
       return new InvalidRequestError({ ...base, detail: f.message, cause: f });
     case 'network':
-      return new NetworkError({ ...base, cause: f.cause ?? f });
+      return new NetworkError({
+        ...base,
+        cause: f.cause ?? f,
+        unreachable: unreachable(f, origin, timeoutMs),
+      });
   }
 }

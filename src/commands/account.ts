@@ -6,7 +6,6 @@ import type { SiteDiagnosis } from '../api/schemas/diagnosis.ts';
 import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
 import { toSiteDiagnosisRow } from '../transform/account.ts';
 import {
-  abortOnSignals,
   action,
   configFrom,
   loggerFor,
@@ -14,6 +13,7 @@ import {
   parsePositiveInt,
   withCommonOptions,
   type CommonOpts,
+  stopSignal,
 } from './common.ts';
 
 export function whoamiCommand(): Command {
@@ -22,7 +22,8 @@ export function whoamiCommand(): Command {
     .action(
       action(async (opts: CommonOpts) => {
         const config = configFrom(opts);
-        const api = createApi(config, loggerFor(config));
+        const logger = loggerFor(config);
+        const api = createApi(config, logger, { signal: stopSignal(logger) });
         try {
           const [user, balance] = await Promise.all([api.client.user(), api.client.balance()]);
           process.stdout.write(
@@ -98,9 +99,15 @@ export function diagnoseCommand(): Command {
         ) => {
           const config = configFrom(opts);
           const logger = loggerFor(config);
-          const signals = abortOnSignals(logger);
-          const api = createApi(config, logger, { signal: signals.signal });
-          const warehouse = await openMigratedWarehouse(config, logger);
+          const signal = stopSignal(logger);
+          const api = createApi(config, logger, { signal });
+          const warehouse = await openMigratedWarehouse(config, logger, {
+            signal,
+            interruptible: true,
+          }).catch(async (e: unknown) => {
+            await api.close();
+            throw e;
+          });
           try {
             let d: SiteDiagnosis;
             try {
@@ -118,7 +125,7 @@ export function diagnoseCommand(): Command {
                   throw new UsageError(
                     `gave up waiting after ${opts.timeoutMinutes} minutes; run again with --wait to keep polling`,
                   );
-                await sleep(opts.pollSeconds * 1000, signals.signal);
+                await sleep(opts.pollSeconds * 1000, signal);
                 d = await api.client.getSiteDiagnosis({ project_id: opts.customer });
                 process.stdout.write(`  ${new Date().toISOString()} ${describeDiagnosis(d)}\n`);
               }
@@ -130,7 +137,6 @@ export function diagnoseCommand(): Command {
             process.stdout.write(`stored in geo.site_diagnoses (${warehouse.description})\n`);
             return d.status === 'failed' ? 1 : 0;
           } finally {
-            signals.dispose();
             await warehouse.close();
             await api.close();
           }

@@ -3,13 +3,13 @@
  * when all pass, 3 otherwise.
  */
 import { Command } from 'commander';
-import { openMigratedWarehouse } from '../app.ts';
 import { formatCheckResults, runChecks } from '../quality/checks.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import {
   action,
   configFrom,
   loggerFor,
+  openStoppableWarehouse,
   parseDay,
   parsePositiveInt,
   weekRange,
@@ -41,7 +41,7 @@ export function checkCommand(): Command {
       action(async (opts: CheckOpts) => {
         const { from, to } = weekRange(opts);
         const config = configFrom(opts);
-        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
+        const warehouse = await openStoppableWarehouse(config, loggerFor(config));
         try {
           const results = await runChecks(warehouse, {
             from,

@@ -4,9 +4,10 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from 'pino';
 import { InterruptedError, isInterruption } from '../abort.ts';
 import { isCalendarDay } from '../api/schemas/common.ts';
-import { UsageError, registerConfigSecrets } from '../app.ts';
+import { UsageError, openMigratedWarehouse, registerConfigSecrets } from '../app.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
+import type { Warehouse } from '../load/warehouse.ts';
 import { createLogger, scrubSecrets } from '../log.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import { ExportDirLockedError } from '../export/lock.ts';
@@ -158,6 +159,30 @@ export function loggerFor(config: Config): Logger {
   return createLogger({ level: config.logLevel, format: config.logFormat });
 }
 
+/**
+ * The warehouse of a command that stops outright on a signal (every command but a run): opened
+ * and migrated under the process's stop, which ends the open's waits and interrupts the statement
+ * in flight (openMigratedWarehouse's `interruptible`).
+ */
+export function openStoppableWarehouse(config: Config, logger: Logger): Promise<Warehouse> {
+  return openMigratedWarehouse(config, logger, { signal: stopSignal(logger), interruptible: true });
+}
+
+/**
+ * A metrics server that cannot listen, as bad usage (exit 2: the process's own setting, which a
+ * restart does not change): an address this machine does not have names --metrics-host, anything
+ * else (the port in use, a port below 1024 without the right) --metrics-port.
+ */
+export function metricsListenError(e: unknown, port: number, host: string): UsageError {
+  const code = (e as { code?: unknown } | null)?.code;
+  const why = e instanceof Error ? e.message : String(e);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new UsageError(
+      `--metrics-host ${host} (--metrics-port ${port}): cannot listen there (${why}); give an address of this machine, or 0.0.0.0 for all of them`,
+    );
+  return new UsageError(`--metrics-port ${port}: cannot listen on ${host} (${why}); choose another port`);
+}
+
 /** Turns any error into one clear message and the exit code that tells its kind. */
 export function exitOnError(e: unknown, command?: Command): never {
   if (isInterruption(e)) {
@@ -197,54 +222,100 @@ export function exitOnError(e: unknown, command?: Command): never {
   process.exit(EXIT.failure);
 }
 
-/** Wraps a command action so every failure exits with a clear line and the right code. */
-export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | void>) {
+/**
+ * The process's stop: SIGINT and SIGTERM, handled here alone for every command (action() installs
+ * the handlers before the command runs, so a signal at any moment is a clean stop). The first
+ * signal aborts the one stop signal with an InterruptedError, which ends every wait at once (queue
+ * pause, backoff, lock wait, the DuckDB file's, a connection being opened, polling), the requests
+ * in flight, and the warehouse statement in flight of the commands that open it interruptible; the
+ * command then releases what it holds (locks, scratch files) and exits 130. A second signal exits
+ * at once. One per process: the CLI runs one command.
+ */
+interface ProcessStop {
+  readonly controller: AbortController;
+  /** Where the stop is announced once the command has its logger; stderr before that. */
+  logger: Logger | undefined;
+  /** Set once the command has settled: a signal then has nothing left to stop. */
+  settled: boolean;
+}
+
+let processStop: ProcessStop | undefined;
+
+function installStop(): ProcessStop {
+  if (processStop) return processStop;
+  const stop: ProcessStop = { controller: new AbortController(), logger: undefined, settled: false };
+  // Every request in flight and every wait listens to it at once (tens at concurrency 32): not a
+  // leak, so no MaxListenersExceededWarning on stderr.
+  setMaxListeners(0, stop.controller.signal);
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stop.settled || stop.controller.signal.aborted) {
+      if (!stop.settled) {
+        const line =
+          'second signal: exiting now; what was in flight is left as a kill leaves it (the next run redoes or removes it)';
+        if (stop.logger) stop.logger.warn({ signal: sig }, line);
+        else process.stderr.write(`${line}\n`);
+      }
+      process.exit(EXIT.interrupted);
+    }
+    const line =
+      'stopping: every wait ends now, what runs is stopped or rolled back (signal again to exit at once)';
+    if (stop.logger) stop.logger.warn({ signal: sig }, line);
+    else process.stderr.write(`stopping on ${sig} (signal again to exit at once)\n`);
+    stop.controller.abort(new InterruptedError(sig));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  processStop = stop;
+  return stop;
+}
+
+/**
+ * The process's stop signal (see ProcessStop): hand it to everything that waits. `logger`, once
+ * the command has one, is where the stop is announced.
+ */
+export function stopSignal(logger?: Logger): AbortSignal {
+  const stop = installStop();
+  if (logger) stop.logger = logger;
+  return stop.controller.signal;
+}
+
+export interface ActionOptions {
+  /**
+   * The command's own exit code stands after a stop (`schedule`: 0 when stopped between runs).
+   * Otherwise a command stopped by a signal exits 130, whatever it came to.
+   */
+  readonly ownStopCode?: boolean;
+}
+
+/**
+ * Wraps a command action: the process's signal handlers are installed before it runs, every
+ * failure exits with a clear line and the right code, and a command stopped by a signal exits 130
+ * once it has released what it held (its error, when the stop made it fail, is the stop's).
+ */
+export function action<A extends unknown[]>(
+  fn: (...args: A) => Promise<number | void>,
+  opts: ActionOptions = {},
+) {
   return async (...args: A) => {
+    const stop = installStop();
+    const signal = stop.controller.signal;
+    let code: number;
     try {
-      const code = await fn(...args);
-      process.exitCode = code ?? 0;
+      code = (await fn(...args)) ?? 0;
     } catch (e) {
+      stop.settled = true;
+      // Whatever the stop made fail (an interrupted statement, a cancelled query) is the stop.
+      if (signal.aborted) exitOnError(signal.reason);
       // commander hands the command itself to an action as its last argument.
       const command = args.at(-1);
       exitOnError(e, command instanceof Command ? command : undefined);
     }
-  };
-}
-
-/**
- * SIGINT/SIGTERM: the one stop signal of the process. It aborts with an InterruptedError, which
- * ends every wait at once (queue pause, backoff, AIMD gate, lock wait, polling) and the requests
- * in flight; no new unit starts and units without their checkpoint are redone by the next run.
- * Make it before anything that waits, and hand its signal to all of it.
- */
-export function abortOnSignals(logger: Logger): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  // Every request in flight and every wait listens to it at once (tens at concurrency 32): not a
-  // leak, so no MaxListenersExceededWarning on stderr.
-  setMaxListeners(0, controller.signal);
-  let count = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
-    count++;
-    if (count > 1) {
-      logger.warn(
-        { signal: sig },
-        'second signal: exiting now; unfinished units have no checkpoint and are redone',
-      );
-      process.exit(EXIT.interrupted);
+    stop.settled = true;
+    if (signal.aborted) {
+      if (!opts.ownStopCode) exitOnError(signal.reason);
+      // Exited now: what the stop left behind (a connection still being opened) is not waited for.
+      process.exit(code);
     }
-    logger.warn(
-      { signal: sig },
-      'stopping: every wait ends now, no new units (signal again to exit at once)',
-    );
-    controller.abort(new InterruptedError(sig));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    signal: controller.signal,
-    dispose() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
+    process.exitCode = code;
   };
 }

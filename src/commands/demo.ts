@@ -14,7 +14,7 @@ import { exitCodeOf } from '../sync/exit-codes.ts';
 import { createProgressReporter } from '../sync/progress.ts';
 import { formatSummary } from '../sync/summary.ts';
 import { daysBetween, addDays, shanghaiYesterday } from '../transform/time.ts';
-import { action, loggerFor, parsePositiveInt } from './common.ts';
+import { action, loggerFor, parsePositiveInt, stopSignal } from './common.ts';
 
 interface DemoOpts {
   days: number;
@@ -58,8 +58,9 @@ export function demoCommand(): Command {
         // Start fresh: a DuckDB demo warehouse is removed (a PostgreSQL one is kept as it is).
         if (!opts.keep) await removeDuckDBWarehouse(config.warehouse);
         const logger = loggerFor(config);
-        const api = createApi(config, logger);
-        const warehouse = await openMigratedWarehouse(config, logger);
+        const signal = stopSignal(logger);
+        const api = createApi(config, logger, { signal });
+        const warehouse = await openMigratedWarehouse(config, logger, { signal });
         const yesterday = shanghaiYesterday();
         const dates = daysBetween(addDays(yesterday, -(opts.days - 1)), yesterday);
         process.stdout.write(
@@ -74,6 +75,7 @@ export function demoCommand(): Command {
             force: true,
             args: { days: opts.days, seed: opts.seed, executionsPerDay: opts.executionsPerDay },
             waitForLockMs: 0,
+            signal,
             onProgress: (p) => progress.update(p),
           });
           progress.stop();

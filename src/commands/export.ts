@@ -1,8 +1,20 @@
 /** `geo-sync export`: the warehouse as Parquet or CSV files, hive-partitioned by day. */
 import { Command, Option } from 'commander';
-import { UsageError } from '../app.ts';
+import { settingName, UsageError } from '../app.ts';
+import type { Config } from '../config.ts';
 import { exportWarehouse, parseTables, type ExportFormat } from '../export/index.ts';
-import { action, configFrom, parseDay, withCommonOptions, type CommonOpts, checkDayOrder } from './common.ts';
+import { parseWarehouseTarget } from '../load/target.ts';
+import { connectFailure } from '../load/postgres/pool.ts';
+import { UnreachableError } from '../unreachable.ts';
+import {
+  action,
+  configFrom,
+  parseDay,
+  withCommonOptions,
+  type CommonOpts,
+  checkDayOrder,
+  stopSignal,
+} from './common.ts';
 
 interface ExportOpts extends CommonOpts {
   format: ExportFormat;
@@ -13,6 +25,24 @@ interface ExportOpts extends CommonOpts {
   csvSafe: boolean;
 }
 
+/**
+ * A PostgreSQL warehouse the export could not reach, named by its setting as every command names
+ * it (UnreachableError); any other error as it is.
+ */
+function namedUnreachable(e: unknown, config: Config): unknown {
+  const target = parseWarehouseTarget(config.warehouse);
+  const reason = target.dialect === 'postgres' ? connectFailure(e, target.url) : undefined;
+  if (!reason || e instanceof UnreachableError) return e;
+  return new UnreachableError(
+    settingName(config, 'warehouse'),
+    `PostgreSQL at ${target.description}`,
+    reason,
+    {
+      cause: e,
+    },
+  );
+}
+
 export function exportCommand(): Command {
   return withCommonOptions(new Command('export'))
     .description(
@@ -21,7 +51,10 @@ export function exportCommand(): Command {
     .addOption(
       new Option('--format <format>', 'file format').choices(['parquet', 'csv']).makeOptionMandatory(),
     )
-    .requiredOption('--out <dir>', 'output folder (created when missing)')
+    .requiredOption(
+      '--out <dir>',
+      'output folder (created when missing); written through a scratch folder, so a failed or stopped export leaves it as it was',
+    )
     .option('--from <day>', 'first day of the day-partitioned tables (YYYY-MM-DD)', parseDay)
     .option('--to <day>', 'last day of the day-partitioned tables (YYYY-MM-DD)', parseDay)
     .option('--tables <list>', 'comma-separated tables (default: every data table)')
@@ -45,6 +78,7 @@ export function exportCommand(): Command {
         }
         const config = configFrom(opts);
         const written = await exportWarehouse({
+          signal: stopSignal(),
           warehouse: config.warehouse,
           out: opts.out,
           format: opts.format,
@@ -52,6 +86,8 @@ export function exportCommand(): Command {
           range: { from: opts.from, to: opts.to },
           csvSafe: opts.csvSafe,
           onNote: (message) => process.stderr.write(`note: ${message}\n`),
+        }).catch((e: unknown) => {
+          throw namedUnreachable(e, config);
         });
         for (const w of written) {
           const days = w.days

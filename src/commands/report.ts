@@ -3,16 +3,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { openMigratedWarehouse } from '../app.ts';
 import {
   action,
   collectIds,
   configFrom,
   loggerFor,
+  openStoppableWarehouse,
   parseDay,
   withCommonOptions,
   type CommonOpts,
   checkDayOrder,
+  stopSignal,
 } from './common.ts';
 
 interface ReportOpts extends CommonOpts {
@@ -25,15 +26,17 @@ interface ReportOpts extends CommonOpts {
 /**
  * Writes `text` beside `path` and renames it into place: whoever opens the report (a browser, a
  * mail, a shared drive's sync) sees the previous file or the new one whole, never a truncated
- * one, and a write that fails (disk full, killed) leaves the previous file as it was.
+ * one, and a write that fails (disk full, killed) leaves the previous file as it was. Stopped
+ * (`signal`) before the rename, it removes what it wrote and leaves the previous file too.
  */
-async function writeAside(path: string, text: string): Promise<void> {
+export async function writeAside(path: string, text: string, signal?: AbortSignal): Promise<void> {
   const aside = join(
     dirname(path),
     `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
   );
   try {
-    await writeFile(aside, text);
+    await writeFile(aside, text, signal ? { signal } : {});
+    signal?.throwIfAborted();
     await rename(aside, path);
   } catch (e) {
     await rm(aside, { force: true });
@@ -46,7 +49,10 @@ export function reportCommand(): Command {
     .description(
       'write one self-contained HTML file (opens offline) with charts of ranks, brand share, cited domains and missing answers',
     )
-    .requiredOption('--out <file>', 'the HTML file to write, e.g. report.html')
+    .requiredOption(
+      '--out <file>',
+      'the HTML file to write, e.g. report.html (written beside it and renamed: a failed or stopped report leaves the previous file)',
+    )
     .option('--from <day>', 'first day (YYYY-MM-DD)', parseDay)
     .option('--to <day>', 'last day (YYYY-MM-DD)', parseDay)
     .option('--customer <id>', 'page project ID (customer_id); repeatable or comma-separated', collectIds)
@@ -54,7 +60,9 @@ export function reportCommand(): Command {
       action(async (opts: ReportOpts) => {
         checkDayOrder(opts.from, opts.to);
         const config = configFrom(opts);
-        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
+        const logger = loggerFor(config);
+        const signal = stopSignal(logger);
+        const warehouse = await openStoppableWarehouse(config, logger);
         let html: string;
         try {
           // Loaded here, not at start-up: vega is large and only this command needs it.
@@ -65,7 +73,7 @@ export function reportCommand(): Command {
         }
         const out = resolve(opts.out);
         await mkdir(dirname(out), { recursive: true });
-        await writeAside(out, html);
+        await writeAside(out, html, signal);
         process.stdout.write(`report written to ${out} (${Math.round(html.length / 1024)} KB)\n`);
       }),
     );

@@ -10,7 +10,6 @@ import { UsageError } from '../errors.ts';
 import { batchDays } from '../load/core/rollups.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import {
-  abortOnSignals,
   action,
   checkDayOrder,
   configFrom,
@@ -19,6 +18,7 @@ import {
   parseNonNegativeInt,
   withCommonOptions,
   type CommonOpts,
+  stopSignal,
 } from './common.ts';
 
 interface RefreshOpts extends CommonOpts {
@@ -46,13 +46,14 @@ function refreshCommand(): Command {
         const range = opts.from && opts.to ? { from: opts.from, to: opts.to } : undefined;
         const config = configFrom(opts);
         const logger = loggerFor(config);
-        const stop = abortOnSignals(logger);
-        const warehouse = await openMigratedWarehouse(config, logger, { signal: stop.signal });
+        const signal = stopSignal(logger);
+        const warehouse = await openMigratedWarehouse(config, logger, { signal, interruptible: true });
         try {
           // Under the lock: a sync writing meanwhile would recompute its units alongside.
           await acquireLock(warehouse, lockHolder('rollups refresh'), {
             waitMs: opts.waitForLock * 1000,
-            signal: stop.signal,
+            signal,
+            onWait: (holder) => logger.info({ holder }, 'waiting for the warehouse lock'),
           });
           const days = await warehouse.rollupDays(range);
           const batches = batchDays(days);
@@ -66,7 +67,7 @@ function refreshCommand(): Command {
           let done = 0;
           try {
             for (const b of batches) {
-              if (stop.signal.aborted) throw stop.signal.reason;
+              signal.throwIfAborted();
               await warehouse.refreshRollups(b.from, b.to);
               done += b.days;
               if (bar) bar.update(done);
@@ -82,7 +83,6 @@ function refreshCommand(): Command {
               `${batches.length} transaction(s)\n`,
           );
         } finally {
-          stop.dispose();
           await warehouse.close();
         }
       }),

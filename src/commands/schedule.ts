@@ -21,14 +21,15 @@ import type { MetricsServer } from '../sync/metrics.ts';
 import { scheduledDates } from '../sync/planner.ts';
 import { formatSummary } from '../sync/summary.ts';
 import {
-  abortOnSignals,
   action,
   configFrom,
   loggerFor,
+  metricsListenError,
   parseNonNegativeInt,
   parsePort,
   withCommonOptions,
   type CommonOpts,
+  stopSignal,
 } from './common.ts';
 
 interface ScheduleOpts extends CommonOpts {
@@ -42,7 +43,9 @@ interface ScheduleOpts extends CommonOpts {
 
 export function scheduleCommand(): Command {
   return withCommonOptions(new Command('schedule'))
-    .description('run sync on a schedule (Asia/Shanghai): yesterday plus the look-back window')
+    .description(
+      'run sync on a schedule (Asia/Shanghai): yesterday plus the look-back window; SIGINT/SIGTERM stop it with exit 0 between runs, 130 when they cut a run short',
+    )
     .option('--cron <expr>', 'cron expression, Asia/Shanghai time (GEO_SCHEDULE; default "30 4 * * *")')
     .option(
       '--lookback-days <n>',
@@ -52,152 +55,152 @@ export function scheduleCommand(): Command {
     .option('--run-now', 'also run once at start', false)
     .option(
       '--metrics-port <n>',
-      'serve Prometheus metrics at http://HOST:N/metrics (0: any free port, logged)',
+      'serve Prometheus metrics at http://HOST:N/metrics (0: any free port, logged; one it cannot listen on: exit 2)',
       parsePort,
     )
     .option('--metrics-host <addr>', 'address the metrics server listens on', '0.0.0.0')
     .option('--check', "run the data tests (geo-sync check) over the run's days after each run", false)
     .action(
-      action(async (opts: ScheduleOpts) => {
-        const config = configFrom(opts, { schedule: opts.cron, lookbackDays: opts.lookbackDays });
-        const { default: cron } = await import('node-cron');
-        const { serveMetrics, SyncMetrics } = await import('../sync/metrics.ts');
-        if (!cron.validate(config.schedule)) {
-          // Named as given: `--cron`, GEO_SCHEDULE or the config file's key.
-          throw new UsageError(
-            `${configSource(config, 'schedule')}: "${config.schedule}" is not a valid cron expression`,
-          );
-        }
-        const logger = loggerFor(config);
-        const signals = abortOnSignals(logger);
-        const api = createApi(config, logger, { signal: signals.signal });
-        // Opened once at start so a bad target or a failed migration shows at once, then closed:
-        // between runs the warehouse is not held, so a BI tool can open the DuckDB file.
-        // The lock's connection is checked too: a transaction pooler without GEO_LOCK_URL is
-        // refused now (exit 2), not at 04:30.
-        const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
-        const first = await openMigratedWarehouse(config, logger);
-        try {
-          await first.prepareLock();
-          // The last success as the warehouse knows it, so a restart does not reset it to never.
-          metrics?.setLastSuccess(await lastSuccessfulRun(first));
-        } finally {
-          await first.close();
-        }
-        let metricsServer: MetricsServer | null = null;
-        if (metrics) {
-          try {
-            metricsServer = await serveMetrics(metrics.registry, {
-              port: opts.metricsPort!,
-              host: opts.metricsHost,
-            });
-          } catch (e) {
-            signals.dispose();
-            await api.close();
+      action(
+        async (opts: ScheduleOpts) => {
+          const config = configFrom(opts, { schedule: opts.cron, lookbackDays: opts.lookbackDays });
+          const { default: cron } = await import('node-cron');
+          const { serveMetrics, SyncMetrics } = await import('../sync/metrics.ts');
+          if (!cron.validate(config.schedule)) {
+            // Named as given: `--cron`, GEO_SCHEDULE or the config file's key.
             throw new UsageError(
-              `--metrics-port ${opts.metricsPort}: cannot listen on ${opts.metricsHost} (${(e as Error).message}); choose another port`,
+              `${configSource(config, 'schedule')}: "${config.schedule}" is not a valid cron expression`,
             );
           }
-          logger.info({ url: metricsServer.url }, `metrics at ${metricsServer.url}`);
-        }
-        let running: Promise<void> | null = null;
-        let lastCode: number = EXIT.success;
-
-        // The data tests over the run's days: logged (a failing one as a warning) and in the metrics.
-        // A check that cannot run is logged; it never fails the run.
-        const checkAfterRun = async (warehouse: Warehouse, dates: string[]) => {
+          const logger = loggerFor(config);
+          const signal = stopSignal(logger);
+          const api = createApi(config, logger, { signal });
+          // Opened once at start so a bad target or a failed migration shows at once, then closed:
+          // between runs the warehouse is not held, so a BI tool can open the DuckDB file.
+          // The lock's connection is checked too: a transaction pooler without GEO_LOCK_URL is
+          // refused now (exit 2), not at 04:30.
+          const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
+          const first = await openMigratedWarehouse(config, logger, { signal, interruptible: true });
           try {
-            const results = await runChecks(warehouse, { from: dates[0]!, to: dates[dates.length - 1]! });
-            metrics?.observeChecks(results);
-            for (const r of results.filter((x) => !x.passed)) {
-              logger.warn(
-                { check: r.name, failing: r.failing, sample: r.sample },
-                `data test failed: ${r.name}`,
-              );
-            }
-            const failed = results.filter((r) => !r.passed).length;
-            logger.info({ passed: results.length - failed, failed }, 'data tests done');
-          } catch (e) {
-            logger.error({ err: e }, 'the data tests could not run');
+            await first.prepareLock();
+            // The last success as the warehouse knows it, so a restart does not reset it to never.
+            metrics?.setLastSuccess(await lastSuccessfulRun(first));
+          } finally {
+            await first.close();
           }
-        };
-
-        const runOnce = async () => {
-          if (running) {
-            logger.warn('previous run still going: this tick is skipped');
-            return;
-          }
-          if (signals.signal.aborted) return;
-          const dates = scheduledDates(new Date(), config.lookbackDays);
-          running = (async () => {
+          let metricsServer: MetricsServer | null = null;
+          if (metrics) {
             try {
-              // Held only while the run goes (a BI tool holding the file delays it up to 60 s).
-              const warehouse = await openMigratedWarehouse(config, logger, {
-                lockWaitMs: 60_000,
-                signal: signals.signal,
+              metricsServer = await serveMetrics(metrics.registry, {
+                port: opts.metricsPort!,
+                host: opts.metricsHost,
               });
-              try {
-                const summary = await runLocked(api, warehouse, config, logger, {
-                  kind: 'schedule',
-                  dates,
-                  customers: config.customers,
-                  force: false,
-                  args: {
-                    schedule: config.schedule,
-                    lookbackDays: config.lookbackDays,
-                    dates: `${dates[0]}..${dates[dates.length - 1]}`,
-                  },
-                  waitForLockMs: 0,
-                  signal: signals.signal,
-                });
-                lastCode = exitCodeOf(summary.status);
-                metrics?.observeRun(summary);
-                logger.info({ runId: summary.runId, status: summary.status }, formatSummary(summary));
-                if (opts.check && !signals.signal.aborted) await checkAfterRun(warehouse, dates);
-              } finally {
-                await warehouse.close();
-                logger.info('warehouse closed until the next run');
-              }
             } catch (e) {
-              if (isInterruption(e)) lastCode = EXIT.interrupted;
-              else {
-                const locked = e instanceof LockHeldError || e instanceof WarehouseLockedError;
-                if (locked) logger.warn(e.message);
-                else logger.error({ err: e }, 'scheduled run failed');
-                metrics?.observeError(locked ? 'locked' : 'failed');
-                lastCode = EXIT.failure;
-              }
-            } finally {
-              running = null;
+              await api.close();
+              throw metricsListenError(e, opts.metricsPort!, opts.metricsHost);
             }
-          })();
-          await running;
-        };
+            logger.info({ url: metricsServer.url }, `metrics at ${metricsServer.url}`);
+          }
+          let running: Promise<void> | null = null;
+          let lastCode: number = EXIT.success;
 
-        const task = cron.schedule(config.schedule, () => void runOnce(), { timezone: 'Asia/Shanghai' });
-        logger.info(
-          { schedule: config.schedule, timezone: 'Asia/Shanghai', lookbackDays: config.lookbackDays },
-          'scheduler started',
-        );
-        if (opts.runNow) void runOnce();
-
-        // SIGINT/SIGTERM: no more ticks; a run going ends at once (its waits end with the signal).
-        await new Promise<void>((resolve) => {
-          const stop = () => {
-            void task.stop();
-            const waitRun: Promise<void> = running ?? Promise.resolve();
-            void waitRun.finally(resolve);
+          // The data tests over the run's days: logged (a failing one as a warning) and in the metrics.
+          // A check that cannot run is logged; it never fails the run.
+          const checkAfterRun = async (warehouse: Warehouse, dates: string[]) => {
+            try {
+              const results = await runChecks(warehouse, { from: dates[0]!, to: dates[dates.length - 1]! });
+              metrics?.observeChecks(results);
+              for (const r of results.filter((x) => !x.passed)) {
+                logger.warn(
+                  { check: r.name, failing: r.failing, sample: r.sample },
+                  `data test failed: ${r.name}`,
+                );
+              }
+              const failed = results.filter((r) => !r.passed).length;
+              logger.info({ passed: results.length - failed, failed }, 'data tests done');
+            } catch (e) {
+              logger.error({ err: e }, 'the data tests could not run');
+            }
           };
-          if (signals.signal.aborted) stop();
-          else signals.signal.addEventListener('abort', stop, { once: true });
-        });
-        await metricsServer?.close();
-        signals.dispose();
-        await api.close();
-        // How the scheduler stopped, not how its last run went (that is in geo.sync_runs, the log
-        // and the metrics): SIGINT/SIGTERM between runs is a service manager's normal stop, 0; one
-        // that cut a run short is 130, as for every command (its unfinished units are redone).
-        return lastCode === EXIT.interrupted ? EXIT.interrupted : EXIT.success;
-      }),
+
+          const runOnce = async () => {
+            if (running) {
+              logger.warn('previous run still going: this tick is skipped');
+              return;
+            }
+            if (signal.aborted) return;
+            const dates = scheduledDates(new Date(), config.lookbackDays);
+            running = (async () => {
+              try {
+                // Held only while the run goes (a BI tool holding the file delays it up to 60 s).
+                const warehouse = await openMigratedWarehouse(config, logger, {
+                  lockWaitMs: 60_000,
+                  signal: signal,
+                });
+                try {
+                  const summary = await runLocked(api, warehouse, config, logger, {
+                    kind: 'schedule',
+                    dates,
+                    customers: config.customers,
+                    force: false,
+                    args: {
+                      schedule: config.schedule,
+                      lookbackDays: config.lookbackDays,
+                      dates: `${dates[0]}..${dates[dates.length - 1]}`,
+                    },
+                    waitForLockMs: 0,
+                    signal: signal,
+                  });
+                  lastCode = exitCodeOf(summary.status);
+                  metrics?.observeRun(summary);
+                  logger.info({ runId: summary.runId, status: summary.status }, formatSummary(summary));
+                  if (opts.check && !signal.aborted) await checkAfterRun(warehouse, dates);
+                } finally {
+                  await warehouse.close();
+                  logger.info('warehouse closed until the next run');
+                }
+              } catch (e) {
+                // Whatever the stop made fail (a wait, a migration it interrupted) is the stop.
+                if (isInterruption(e) || signal.aborted) lastCode = EXIT.interrupted;
+                else {
+                  const locked = e instanceof LockHeldError || e instanceof WarehouseLockedError;
+                  if (locked) logger.warn(e.message);
+                  else logger.error({ err: e }, 'scheduled run failed');
+                  metrics?.observeError(locked ? 'locked' : 'failed');
+                  lastCode = EXIT.failure;
+                }
+              } finally {
+                running = null;
+              }
+            })();
+            await running;
+          };
+
+          const task = cron.schedule(config.schedule, () => void runOnce(), { timezone: 'Asia/Shanghai' });
+          logger.info(
+            { schedule: config.schedule, timezone: 'Asia/Shanghai', lookbackDays: config.lookbackDays },
+            'scheduler started',
+          );
+          if (opts.runNow) void runOnce();
+
+          // SIGINT/SIGTERM: no more ticks; a run going ends at once (its waits end with the signal).
+          await new Promise<void>((resolve) => {
+            const stop = () => {
+              void task.stop();
+              const waitRun: Promise<void> = running ?? Promise.resolve();
+              void waitRun.finally(resolve);
+            };
+            if (signal.aborted) stop();
+            else signal.addEventListener('abort', stop, { once: true });
+          });
+          await metricsServer?.close();
+          await api.close();
+          // How the scheduler stopped, not how its last run went (that is in geo.sync_runs, the log
+          // and the metrics): SIGINT/SIGTERM between runs is a service manager's normal stop, 0; one
+          // that cut a run short is 130, as for every command (its unfinished units are redone).
+          return lastCode === EXIT.interrupted ? EXIT.interrupted : EXIT.success;
+        },
+        { ownStopCode: true },
+      ),
     );
 }

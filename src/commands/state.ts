@@ -3,7 +3,6 @@
  * forgetting checkpoints so that the next run re-reads exactly those units.
  */
 import { Command } from 'commander';
-import { openMigratedWarehouse } from '../app.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import { dayStates, unitStatuses } from '../sync/state.ts';
 import { daysBetween } from '../transform/time.ts';
@@ -12,6 +11,7 @@ import {
   collectIds,
   configFrom,
   loggerFor,
+  openStoppableWarehouse,
   parseDay,
   weekRange,
   withCommonOptions,
@@ -49,7 +49,7 @@ function showCommand(): Command {
       action(async (opts: RangeOpts & { units: boolean; json: boolean }) => {
         const { from, to } = weekRange(opts);
         const config = configFrom(opts);
-        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
+        const warehouse = await openStoppableWarehouse(config, loggerFor(config));
         try {
           const days = daysBetween(from, to);
           const tasks = await warehouse.platformTaskIds();
@@ -97,7 +97,7 @@ function resetCommand(): Command {
       action(async (opts: CommonOpts & { from: string; to: string; task?: number[] }) => {
         checkDayOrder(opts.from, opts.to);
         const config = configFrom(opts);
-        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
+        const warehouse = await openStoppableWarehouse(config, loggerFor(config));
         try {
           // Not under a running sync: it could write a checkpoint right after we delete it.
           await acquireLock(warehouse, lockHolder('state reset'), { waitMs: 0 });

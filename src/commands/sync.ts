@@ -2,7 +2,14 @@
 import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { Logger } from 'pino';
-import { createApi, openMigratedWarehouse, runLocked, UsageError, type Api } from '../app.ts';
+import {
+  createApi,
+  openMigratedWarehouse,
+  runLocked,
+  UsageError,
+  warehouseOptions,
+  type Api,
+} from '../app.ts';
 import type { Config } from '../config.ts';
 import { resolveScope } from '../extract/scope.ts';
 import { openWarehouse, parseWarehouseTarget } from '../load/index.ts';
@@ -22,7 +29,6 @@ import type { RunKind } from '../transform/rows.ts';
 import { daysBetween, shanghaiYesterday } from '../transform/time.ts';
 import { runDistributedBackfill } from './worker.ts';
 import {
-  abortOnSignals,
   action,
   collectIds,
   configFrom,
@@ -33,6 +39,7 @@ import {
   type CommonOpts,
   checkDayOrder,
   checkNotAfterToday,
+  stopSignal,
 } from './common.ts';
 
 interface SyncOpts extends CommonOpts {
@@ -117,10 +124,17 @@ async function dryRun(
   config: Config,
   logger: Logger,
   api: Api,
+  signal: AbortSignal,
 ): Promise<number> {
   const target = parseWarehouseTarget(config.warehouse);
   const absent = target.dialect === 'duckdb' && !existsSync(target.path);
-  const warehouse = absent ? null : await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
+  const warehouse = absent
+    ? null
+    : await openWarehouse(config.warehouse, {
+        ...warehouseOptions(config, logger),
+        signal,
+        interruptOn: signal,
+      });
   try {
     const scope = await resolveScope(api.port, config.customers);
     // A warehouse not migrated (to this version) yet is estimated as holding nothing, and
@@ -175,8 +189,8 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     ...(showBar && !opts.logLevel && !process.env.GEO_LOG_LEVEL ? { logLevel: 'warn' } : {}),
   });
   const logger = loggerFor(config);
-  const signals = abortOnSignals(logger);
-  const api = createApi(config, logger, { signal: signals.signal });
+  const signal = stopSignal(logger);
+  const api = createApi(config, logger, { signal });
   const args = {
     dates: dates.length === 1 ? dates[0]! : `${dates[0]}..${dates[dates.length - 1]}`,
     customers: config.customers,
@@ -184,13 +198,13 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     reread: Boolean(opts.reread),
   };
   try {
-    if (opts.dryRun) return await dryRun(kind, dates, opts, config, logger, api);
+    if (opts.dryRun) return await dryRun(kind, dates, opts, config, logger, api, signal);
 
     // Said before the open: a DuckDB file another process holds makes it wait (--wait-for-lock).
     logger.info('opening the warehouse');
     const warehouse = await openMigratedWarehouse(config, logger, {
       lockWaitMs: Math.max(2000, (opts.waitForLock ?? 0) * 1000),
-      signal: signals.signal,
+      signal,
     });
     const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
     try {
@@ -202,7 +216,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
         reread: Boolean(opts.reread),
         args,
         waitForLockMs: (opts.waitForLock ?? 0) * 1000,
-        signal: signals.signal,
+        signal,
         ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
       });
       progress?.stop();
@@ -213,7 +227,6 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
       await warehouse.close();
     }
   } finally {
-    signals.dispose();
     await api.close();
   }
 }

@@ -8,7 +8,15 @@ import type { z } from 'zod';
 import { isGeoApiError } from '../api/errors.ts';
 import { ALLOWED_AI_PLATFORMS, Params } from '../api/endpoints.ts';
 import { createApi, UsageError } from '../app.ts';
-import { action, configFrom, loggerFor, parseId, withCommonOptions, type CommonOpts } from './common.ts';
+import {
+  action,
+  configFrom,
+  loggerFor,
+  parseId,
+  stopSignal,
+  withCommonOptions,
+  type CommonOpts,
+} from './common.ts';
 
 /** API field -> the flag a person typed, so a refusal names what to fix. */
 const FLAG_OF: Record<string, string> = {
@@ -98,7 +106,8 @@ export function tasksCommand(): Command {
       .action(
         action(async (opts: CommonOpts & { customer?: number; status?: number; json: boolean }) => {
           const config = configFrom(opts);
-          const api = createApi(config, loggerFor(config));
+          const logger = loggerFor(config);
+          const api = createApi(config, logger, { signal: stopSignal(logger) });
           try {
             const params = check(Params.legacyProjectList, {
               ...(opts.customer !== undefined ? { my_project_id: opts.customer } : {}),
@@ -128,7 +137,8 @@ export function tasksCommand(): Command {
       .action(
         action(async (opts: CommonOpts & { numberId: number }) => {
           const config = configFrom(opts);
-          const api = createApi(config, loggerFor(config));
+          const logger = loggerFor(config);
+          const api = createApi(config, logger, { signal: stopSignal(logger) });
           try {
             const d = await api.client.legacyProjectDetail({ number_id: opts.numberId }).catch(serverRefusal);
             process.stdout.write(JSON.stringify(d, null, 2) + '\n');
@@ -147,7 +157,8 @@ export function tasksCommand(): Command {
         action(async (opts: CommonOpts & TaskFields) => {
           const body = check(Params.legacyCreate, { brand: opts.brand, ...bodyOf(opts) });
           const config = configFrom(opts);
-          const api = createApi(config, loggerFor(config));
+          const logger = loggerFor(config);
+          const api = createApi(config, logger, { signal: stopSignal(logger) });
           try {
             const created = await api.client.legacyProjectCreate(body).catch(serverRefusal);
             process.stdout.write(
@@ -168,7 +179,8 @@ export function tasksCommand(): Command {
         action(async (opts: CommonOpts & TaskFields & { numberId: number }) => {
           const body = check(Params.legacyEdit, { number_id: opts.numberId, ...bodyOf(opts) });
           const config = configFrom(opts);
-          const api = createApi(config, loggerFor(config));
+          const logger = loggerFor(config);
+          const api = createApi(config, logger, { signal: stopSignal(logger) });
           try {
             const message = await api.client.legacyProjectEdit(body).catch(serverRefusal);
             process.stdout.write(

@@ -5,17 +5,19 @@
  * where this finds nothing night after night.
  */
 import { Command } from 'commander';
-import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
+import { createApi, UsageError } from '../app.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import { formatVerify, verifyPassed, verifyExecutions } from '../sync/verify.ts';
 import {
   action,
   configFrom,
   loggerFor,
+  openStoppableWarehouse,
   parseDay,
   parsePositiveInt,
   withCommonOptions,
   type CommonOpts,
+  stopSignal,
   checkDayOrder,
 } from './common.ts';
 
@@ -49,9 +51,10 @@ export function verifyCommand(): Command {
         const range = rangeOf(opts);
         const config = configFrom(opts);
         const logger = loggerFor(config);
-        const api = createApi(config, logger);
+        const signal = stopSignal(logger);
+        const api = createApi(config, logger, { signal });
         try {
-          const warehouse = await openMigratedWarehouse(config, logger);
+          const warehouse = await openStoppableWarehouse(config, logger);
           try {
             const result = await verifyExecutions(api.port, warehouse, {
               sample: opts.sample,
@@ -59,6 +62,8 @@ export function verifyCommand(): Command {
               legacySources: config.enrich.legacySources,
               executionTimes: config.enrich.executionTimes,
             });
+            // Stopped: the reads the stop cut short are no verdict on the warehouse; none printed.
+            signal.throwIfAborted();
             process.stdout.write(formatVerify(result) + '\n');
             return verifyPassed(result) ? EXIT.success : EXIT.partial;
           } finally {

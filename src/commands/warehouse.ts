@@ -1,6 +1,6 @@
 /** `geo-sync migrate` and `geo-sync runs`. */
 import { Command } from 'commander';
-import { openMigratedWarehouse } from '../app.ts';
+import { warehouseOptions } from '../app.ts';
 import { migrateQueue, QUEUE_SCHEMA, queueExists, withClient } from '../distributed/queue.ts';
 import { backfillStatusLines } from '../distributed/wait.ts';
 import { openWarehouse, parseWarehouseTarget } from '../load/index.ts';
@@ -8,9 +8,11 @@ import {
   action,
   configFrom,
   loggerFor,
+  openStoppableWarehouse,
   parsePositiveInt,
   withCommonOptions,
   type CommonOpts,
+  stopSignal,
 } from './common.ts';
 
 export function migrateCommand(): Command {
@@ -20,7 +22,12 @@ export function migrateCommand(): Command {
       action(async (opts: CommonOpts) => {
         const config = configFrom(opts);
         const logger = loggerFor(config);
-        const warehouse = await openWarehouse(config.warehouse, { logger, duckdb: config.duckdb });
+        const signal = stopSignal(logger);
+        const warehouse = await openWarehouse(config.warehouse, {
+          ...warehouseOptions(config, logger),
+          signal,
+          interruptOn: signal,
+        });
         try {
           const r = await warehouse.migrate();
           process.stdout.write(
@@ -48,7 +55,7 @@ export function runsCommand(): Command {
     .action(
       action(async (opts: CommonOpts & { limit: number; json: boolean }) => {
         const config = configFrom(opts);
-        const warehouse = await openMigratedWarehouse(config, loggerFor(config));
+        const warehouse = await openStoppableWarehouse(config, loggerFor(config));
         try {
           const runs = await warehouse.listRuns(opts.limit);
           if (opts.json) {

@@ -4,7 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import type { Logger } from 'pino';
-import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
+import { createApi, openMigratedWarehouse } from '../app.ts';
 import type { WorkerMetrics } from '../distributed/metrics.ts';
 import type { MetricsServer } from '../sync/metrics.ts';
 import { enqueueBackfill } from '../distributed/enqueue.ts';
@@ -15,13 +15,14 @@ import { EXIT, exitCodeOf } from '../sync/exit-codes.ts';
 import { createProgressReporter } from '../sync/progress.ts';
 import { formatSummary } from '../sync/summary.ts';
 import {
-  abortOnSignals,
   action,
   configFrom,
   loggerFor,
+  metricsListenError,
   parsePort,
   parsePositiveInt,
   type CommonOpts,
+  stopSignal,
 } from './common.ts';
 
 export interface DistributedBackfillOpts extends CommonOpts {
@@ -49,10 +50,10 @@ export async function runDistributedBackfill(
   const logger = loggerFor(config);
   // One stop signal for the whole command: it ends the enqueue's requests and its wait for the
   // lock as well as --wait (exit 130).
-  const signals = abortOnSignals(logger);
-  const api = createApi(config, logger, { signal: signals.signal });
+  const signal = stopSignal(logger);
+  const api = createApi(config, logger, { signal });
   try {
-    const warehouse = await openMigratedWarehouse(config, logger);
+    const warehouse = await openMigratedWarehouse(config, logger, { signal });
     const db = createQueuePool(url, 'geo-sync-queue', logger);
     try {
       await migrateQueue(url, config, logger);
@@ -80,7 +81,7 @@ export async function runDistributedBackfill(
             force: Boolean(opts.force),
             retryFailed: Boolean(opts.retryFailed),
             waitForLockMs: (opts.waitForLock ?? 0) * 1000,
-            signal: signals.signal,
+            signal: signal,
           },
         );
       } finally {
@@ -98,14 +99,14 @@ export async function runDistributedBackfill(
       const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
       try {
         const summary = await waitForBackfill(db, warehouse, result.backfill, {
-          signal: signals.signal,
+          signal: signal,
           ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
         });
         progress?.stop();
         process.stdout.write(formatSummary(summary) + '\n');
         return exitCodeOf(summary.status);
       } catch (e) {
-        if (signals.signal.aborted) return EXIT.interrupted;
+        if (signal.aborted) return EXIT.interrupted;
         throw e;
       } finally {
         progress?.stop();
@@ -115,10 +116,9 @@ export async function runDistributedBackfill(
       await warehouse.close();
     }
   } catch (e) {
-    if (signals.signal.aborted) return EXIT.interrupted;
+    if (signal.aborted) return EXIT.interrupted;
     throw e;
   } finally {
-    signals.dispose();
     await api.close();
   }
 }
@@ -141,7 +141,7 @@ export function workerCommand(): Command {
     .option('--exit-when-idle', 'exit once no job is queued or active (0; 3 when a job it ran failed)', false)
     .option(
       '--metrics-port <n>',
-      'serve Prometheus metrics (jobs by outcome) at http://HOST:N/metrics (0: any free port, logged)',
+      'serve Prometheus metrics (jobs by outcome) at http://HOST:N/metrics (0: any free port, logged; one it cannot listen on: exit 2)',
       parsePort,
     )
     .option('--metrics-host <addr>', 'address the metrics server listens on', '0.0.0.0')
@@ -162,16 +162,16 @@ export function workerCommand(): Command {
         const config = configFrom({ ...opts, concurrency: undefined });
         const url = queueUrl(config, 'worker');
         const logger = loggerFor(config);
-        const api = createApi(config, logger);
+        const signal = stopSignal(logger);
+        const api = createApi(config, logger, { signal });
         try {
-          const warehouse = await openMigratedWarehouse(config, logger);
+          const warehouse = await openMigratedWarehouse(config, logger, { signal });
           // A transaction pooler on the lock's URL is refused at start (exit 2), not at the first job.
           await warehouse.prepareLock().catch(async (e: unknown) => {
             await warehouse.close();
             throw e;
           });
           const db = createQueuePool(url, 'geo-sync-worker', logger);
-          const signals = abortOnSignals(logger);
           try {
             await migrateQueue(url, config, logger);
             const boss = await startBoss(url, logger, {
@@ -185,24 +185,23 @@ export function workerCommand(): Command {
                 'worker started',
               );
               const r = await runWorker(
-                { api, warehouse, boss, db, config, logger, signal: signals.signal },
+                { api, warehouse, boss, db, config, logger, signal: signal },
                 {
                   concurrency: opts.concurrency ?? 2,
                   exitWhenIdle: Boolean(opts.exitWhenIdle),
                   ...(metrics ? { onOutcome: (o) => metrics.metrics.observe(o) } : {}),
                 },
               );
-              logger.info({ ...r, interrupted: signals.signal.aborted }, 'worker stopped');
+              logger.info({ ...r, interrupted: signal.aborted }, 'worker stopped');
               // What happened, as for every command: 130 when a signal cut work short, 3 when a
               // job this worker ran failed here (retried or failed for good), 0 otherwise.
-              if (signals.signal.aborted) return EXIT.interrupted;
+              if (signal.aborted) return EXIT.interrupted;
               return r.failed > 0 ? EXIT.partial : EXIT.success;
             } finally {
               await metrics?.server.close();
               await boss.stop({ graceful: false, wait: true });
             }
           } finally {
-            signals.dispose();
             await db.end();
             await warehouse.close();
           }
@@ -227,8 +226,6 @@ async function workerMetrics(
     logger.info({ url: server.url }, `metrics at ${server.url}`);
     return { metrics, server };
   } catch (e) {
-    throw new UsageError(
-      `--metrics-port ${opts.metricsPort}: cannot listen on ${opts.metricsHost} (${(e as Error).message}); choose another port`,
-    );
+    throw metricsListenError(e, opts.metricsPort!, opts.metricsHost);
   }
 }

@@ -90,21 +90,27 @@ export function daysWritten(moves: readonly Move[]): string[] {
 /**
  * Test hook, never set in use: `GEO_SYNC_TEST_EXPORT_PAUSE=<step>:<n>` stops the export the n-th
  * time it reaches `step` (written, journal, aside, moved, committed), says so on stderr and waits
- * to be killed, so a test can kill it at a known point of the move.
+ * to be killed (or, given `signal`, stopped), so a test can stop it at a known point of the move.
  */
 const reached = new Map<string, number>();
-async function step(name: string): Promise<void> {
+async function step(name: string, signal?: AbortSignal): Promise<void> {
   const pause = process.env.GEO_SYNC_TEST_EXPORT_PAUSE;
   if (!pause) return;
   const n = (reached.get(name) ?? 0) + 1;
   reached.set(name, n);
   if (pause !== `${name}:${n}`) return;
   process.stderr.write(`paused at ${name}:${n}\n`);
-  await new Promise<never>(() => setInterval(() => undefined, 60_000));
+  await new Promise<never>((_, reject) => {
+    const timer = setInterval(() => undefined, 60_000);
+    signal?.addEventListener('abort', () => {
+      clearInterval(timer);
+      reject(signal.reason as Error);
+    });
+  });
 }
 
-/** Marks the export as past writing (hook for tests). */
-export const writtenStep = () => step('written');
+/** Marks the export as past writing (hook for tests); the process's stop ends its pause. */
+export const writtenStep = (signal?: AbortSignal) => step('written', signal);
 
 /**
  * Replaces the folders: the moves' journal first, then per folder the old one aside and the new

@@ -6,22 +6,16 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { abortReason } from '../abort.ts';
 import { parseWarehouseTarget } from '../load/target.ts';
 import type { DataTable } from '../load/warehouse.ts';
 import { duckdbSource } from './duckdb-source.ts';
 import { openEngine } from './engine.ts';
-import {
-  applyMoves,
-  createScratch,
-  dayMoves,
-  daysWritten,
-  removeLeftovers,
-  writtenStep,
-  type Move,
-} from './files.ts';
+import { applyMoves, createScratch, dayMoves, daysWritten, removeLeftovers, type Move } from './files.ts';
 import { lockExportDir } from './lock.ts';
 import { postgresSource } from './postgres-source.ts';
 import type { ExportSource } from './source.ts';
+import { stopBeforeMoves, stoppableEngine } from './stop.ts';
 import { DAY_RULES, type DayRange, type ExportFormat } from './tables.ts';
 
 export { DAY_RULES, EXPORT_FORMATS, parseTables, type DayRange, type ExportFormat } from './tables.ts';
@@ -46,6 +40,12 @@ export interface ExportOptions {
   readonly memoryLimit?: string;
   /** Told what the export did besides writing, e.g. the leftovers of a killed export removed. */
   readonly onNote?: (message: string) => void;
+  /**
+   * The process's stop: what is being written stops at once, the scratch folder is removed, the
+   * lock released, the lake left as it was (stop.ts), and the export rejects with its reason. Once
+   * the files move into place the export goes on to its end.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface ExportedTable {
@@ -68,16 +68,18 @@ export async function exportWarehouse(opts: ExportOptions): Promise<ExportedTabl
         `removed ${left.removed} scratch folder(s) that stopped exports left in ${out}` +
           (left.undone ? `, after putting back the previous files ${left.undone} of them had moved` : ''),
       );
+    opts.signal?.throwIfAborted();
     const scratch = await createScratch(out);
     let written: ExportedTable[];
     try {
       written = await writeTables(opts, target, scratch, range);
     } catch (e) {
       await rm(scratch, { recursive: true, force: true });
-      throw e;
+      // A query the stop cancelled fails with PostgreSQL's words: the stop is the reason.
+      throw opts.signal?.aborted ? abortReason(opts.signal) : e;
     }
     // Everything is written: only now are the previous files replaced.
-    await writtenStep();
+    await stopBeforeMoves(scratch, opts.signal);
     const moves: Move[] = [];
     for (const w of written) {
       if (DAY_RULES[w.table] === null) moves.push({ target: w.table, fresh: w.table });
@@ -101,13 +103,13 @@ async function writeTables(
   scratch: string,
   range: DayRange,
 ): Promise<ExportedTable[]> {
-  const engine = await openEngine(join(scratch, '.spill'), opts.memoryLimit);
+  const engine = stoppableEngine(await openEngine(join(scratch, '.spill'), opts.memoryLimit), opts.signal);
   let source: ExportSource | undefined;
   try {
     source =
       target.dialect === 'duckdb'
         ? await duckdbSource(engine, target.path)
-        : await postgresSource(engine, target.url);
+        : await postgresSource(engine, target.url, opts.signal);
     const written: ExportedTable[] = [];
     for (const table of opts.tables) {
       const rows = await source.writeTable(table, range, join(scratch, table), opts.format, opts.csvSafe);

@@ -10,6 +10,9 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
+import { untilAborted } from '../abort.ts';
+import { cancelClientOnAbort } from '../load/postgres/cancel.ts';
+import { connectTimeoutMs } from '../load/postgres/pool.ts';
 import type { DataTable } from '../load/warehouse.ts';
 import { copySql, csvSafeSelect, extension, type Engine } from './engine.ts';
 import type { ExportSource } from './source.ts';
@@ -70,12 +73,22 @@ async function columnsOf(client: pg.Client, table: DataTable): Promise<Column[]>
   return r.rows.map((c) => ({ name: c.name, type: duckdbType(c.type) }));
 }
 
-export async function postgresSource(engine: Engine, url: string): Promise<ExportSource> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+/**
+ * `signal`: the process's stop, which ends the connecting and cancels the query in flight
+ * (stop.ts). The connection has the warehouse's connect timeout (load/postgres/pool.ts).
+ */
+export async function postgresSource(
+  engine: Engine,
+  url: string,
+  signal?: AbortSignal,
+): Promise<ExportSource> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs(url) });
+  await untilAborted(client.connect(), signal);
+  const offCancel = cancelClientOnAbort(client, signal);
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   } catch (e) {
+    offCancel();
     await client.end().catch(() => undefined);
     throw e;
   }
@@ -153,6 +166,7 @@ export async function postgresSource(engine: Engine, url: string): Promise<Expor
   return {
     writeTable,
     async close() {
+      offCancel();
       await client.query('ROLLBACK').catch(() => undefined);
       await client.end();
     },

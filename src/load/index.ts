@@ -27,8 +27,27 @@ export interface OpenWarehouseOptions {
    * DuckDB: how long to keep retrying while another process has the file open. @default 5000
    */
   readonly lockWaitMs?: number;
-  /** DuckDB: ends that wait at once (the process is stopping). */
+  /**
+   * Ends the open's waits at once (the process is stopping): for the DuckDB file another process
+   * has open, for a PostgreSQL connection being made. The open then rejects with its reason.
+   */
   readonly signal?: AbortSignal;
+  /** DuckDB: told once, when another process has the file open and the open starts to wait. */
+  readonly onWait?: () => void;
+  /**
+   * The process's stop, for a warehouse that stops with it: when it aborts, the statement in
+   * flight is interrupted (DuckDB) or cancelled (PostgreSQL), and every statement after it but
+   * ROLLBACK fails at once with its reason. Not for a run, which records its stop in the
+   * warehouse after the signal.
+   */
+  readonly interruptOn?: AbortSignal;
+  /**
+   * How messages name where the target came from (the CLI: the variable, flag or config key),
+   * e.g. when PostgreSQL cannot be reached. @default "GEO_WAREHOUSE"
+   */
+  readonly setting?: string;
+  /** The same for the lock's URL (lockUrl). @default "GEO_LOCK_URL" */
+  readonly lockSetting?: string;
   /** DuckDB: memory limit, spill directory, threads (the config's `duckdb`). */
   readonly duckdb?: DuckDBSettings;
   /**
@@ -68,6 +87,8 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
       path: t.path,
       ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onWait ? { onWait: opts.onWait } : {}),
+      ...(opts.interruptOn ? { interruptOn: opts.interruptOn } : {}),
       ...(opts.duckdb ? { settings: opts.duckdb } : {}),
     });
   } else {
@@ -76,7 +97,9 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
     if (opts.lockUrl) {
       const l = parseWarehouseTarget(opts.lockUrl);
       if (l.dialect !== 'postgres')
-        throw new UsageError(`GEO_LOCK_URL (lockUrl): expected a postgres:// URL, got ${l.description}`);
+        throw new UsageError(
+          `${opts.lockSetting ?? 'GEO_LOCK_URL (lockUrl)'}: expected a postgres:// URL, got ${l.description}`,
+        );
       registerSecret(l.password);
       lockUrl = l.url;
     }
@@ -84,7 +107,10 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
       url: t.url,
       description: t.description,
       logger,
-      ...(lockUrl ? { lockUrl } : {}),
+      setting: opts.setting ?? 'GEO_WAREHOUSE',
+      ...(lockUrl ? { lockUrl, lockSetting: opts.lockSetting ?? 'GEO_LOCK_URL' } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.interruptOn ? { interruptOn: opts.interruptOn } : {}),
     });
   }
   const warehouse: Warehouse = new CoreWarehouse(driver, logger, [], false, opts.keepRollups ?? true);

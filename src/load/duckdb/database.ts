@@ -87,6 +87,8 @@ export interface OpenOptions {
   readonly lockWaitMs?: number;
   /** Ends that wait at once (the process is stopping): the open rejects with its reason. */
   readonly signal?: AbortSignal | undefined;
+  /** Told once, when another process holds the file and the wait begins. */
+  readonly onWait?: (() => void) | undefined;
   /** Applied when this process first opens the file (later opens share that instance). */
   readonly settings?: DuckDBSettings;
 }
@@ -103,7 +105,7 @@ export function acquireDatabase(path: string, opts: OpenOptions = {}): Promise<S
     return existing.opening;
   }
   const entry: Entry = {
-    opening: openWithRetry(path, opts.lockWaitMs ?? 5000, opts.settings ?? {}, opts.signal),
+    opening: openWithRetry(path, opts.lockWaitMs ?? 5000, opts.settings ?? {}, opts.signal, opts.onWait),
     refs: 1,
   };
   open.set(path, entry);
@@ -139,6 +141,7 @@ async function openWithRetry(
   waitMs: number,
   settings: DuckDBSettings,
   signal: AbortSignal | undefined,
+  onWait: (() => void) | undefined,
 ): Promise<SharedDatabase> {
   await mkdir(dirname(path), { recursive: true });
   // DuckDB's buffer pool defaults to 80% of RAM and keeps what it touched: a long sync would
@@ -165,6 +168,7 @@ async function openWithRetry(
         const message = e instanceof Error ? e.message : String(e);
         if (!LOCKED.test(message) || Date.now() + delay > deadline)
           throw await openError(path, waitMs, message, e);
+        if (delay === 50) onWait?.();
         await sleep(delay, undefined, signal ? { signal } : {}).catch((e: unknown) => {
           throw signal?.aborted ? (signal.reason ?? e) : e;
         });

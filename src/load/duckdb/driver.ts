@@ -61,10 +61,11 @@ class DuckDBConnection implements Connection {
     if (mode === 'insert') {
       const columns = await this.columnsOf(spec.table);
       const now = () => this.now();
-      if (await appendDirect(this.session.connection, spec, rows, columns, now)) return;
+      const direct = () => appendDirect(this.session.connection, spec, rows, columns, now);
+      if (await this.session.stoppable(direct)) return;
     }
     await this.session.run(recreateStagingSql(spec));
-    await appendStaged(this.session.connection, spec, rows);
+    await this.session.stoppable(() => appendStaged(this.session.connection, spec, rows));
     await this.session.run(insertSelectSql(spec, selectStaged(spec), stagingTable(spec), mode === 'upsert'));
   }
 
@@ -98,6 +99,8 @@ class DuckDBConnection implements Connection {
 export interface DuckDBDriverOptions extends OpenOptions {
   /** Absolute path of the database file. */
   path: string;
+  /** Interrupts the statement in flight on abort, refuses later ones (Session.stopOn). */
+  interruptOn?: AbortSignal;
 }
 
 export class DuckDBDriver implements Driver {
@@ -118,6 +121,7 @@ export class DuckDBDriver implements Driver {
     const db = await acquireDatabase(opts.path, opts);
     try {
       const session = new Session(await connect(db), db);
+      if (opts.interruptOn) session.stopOn(opts.interruptOn);
       return new DuckDBDriver(db, session, new LockFile(`${opts.path}.lock`));
     } catch (e) {
       releaseDatabase(db);

@@ -12,15 +12,51 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
+import { abortReason } from '../../abort.ts';
 import type { Param } from '../core/driver.ts';
 import type { SharedDatabase } from './database.ts';
 import { readRows } from './values.ts';
 
 export class Session {
+  private stop: AbortSignal | undefined;
+  private offStop: (() => void) | undefined;
+
   constructor(
     readonly connection: DuckDBConnection,
     private readonly db: SharedDatabase,
   ) {}
+
+  /**
+   * Stops with `signal` (OpenWarehouseOptions.interruptOn): when it aborts, the statement running
+   * on this connection is interrupted (DuckDB fails it with "INTERRUPT Error" and invalidates its
+   * transaction, which is rolled back), and statements after it but ROLLBACK fail with its reason.
+   */
+  stopOn(signal: AbortSignal): void {
+    const onAbort = () => this.connection.interrupt();
+    this.stop = signal;
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.offStop = () => signal.removeEventListener('abort', onAbort);
+  }
+
+  /** Throws the stop's reason once stopped, but for ROLLBACK (it ends what was cut short). */
+  checkStop(sql?: string): void {
+    if (this.stop?.aborted && !(sql !== undefined && /^\s*ROLLBACK\b/i.test(sql)))
+      throw abortReason(this.stop);
+  }
+
+  /**
+   * `work` (one statement) under the stop: refused once stopped, and its failure after the stop
+   * (DuckDB's "INTERRUPT Error") reported as the stop's reason, an interruption.
+   */
+  async stoppable<T>(work: () => Promise<T>, sql?: string): Promise<T> {
+    this.checkStop(sql);
+    try {
+      return await work();
+    } catch (e) {
+      if (this.stop?.aborted) throw abortReason(this.stop);
+      throw e;
+    }
+  }
 
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     return this.db.mutex.run(fn);
@@ -28,13 +64,19 @@ export class Session {
 
   /** Runs SQL (several statements allowed when there are no parameters); returns rows changed. */
   async run(sql: string, params?: readonly Param[]): Promise<number> {
-    const result = await this.connection.run(sql, params?.map(toValue), params && typesOf(params));
+    const result = await this.stoppable(
+      () => this.connection.run(sql, params?.map(toValue), params && typesOf(params)),
+      sql,
+    );
     return result.rowsChanged;
   }
 
   /** Rows of one statement, as objects of warehouse values. */
   async rows<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]> {
-    const reader = await this.connection.runAndReadAll(sql, params?.map(toValue), params && typesOf(params));
+    const reader = await this.stoppable(
+      () => this.connection.runAndReadAll(sql, params?.map(toValue), params && typesOf(params)),
+      sql,
+    );
     return readRows(reader) as T[];
   }
 
@@ -52,6 +94,7 @@ export class Session {
   }
 
   close(): void {
+    this.offStop?.();
     this.connection.closeSync();
   }
 }

@@ -33,7 +33,7 @@ import type { Logger } from 'pino';
 import type pg from 'pg';
 import { UsageError } from '../../errors.ts';
 import type { Fence, LockMode, LockResult } from '../warehouse.ts';
-import { createClient } from './pool.ts';
+import { connectClient, createClient } from './pool.ts';
 import { checkSession } from './session-check.ts';
 
 /** Advisory lock keys of this warehouse (bigint form, per database). */
@@ -108,6 +108,13 @@ export interface AdvisoryLockOptions {
    * GEO_WAREHOUSE.
    */
   setting: 'GEO_LOCK_URL' | 'GEO_WAREHOUSE';
+  /**
+   * How a connection failure names that setting: as the user gave it (`--warehouse (warehouse)`,
+   * `GEO_LOCK_URL (lockUrl)`, a config file's key). @default `setting`
+   */
+  label?: string;
+  /** Ends the lock connection's opening at once (the process is stopping). */
+  signal?: AbortSignal | undefined;
   /** The lock's URL with its password masked. */
   description: string;
   /** @default PROBE_MS */
@@ -328,7 +335,13 @@ export class AdvisoryLock {
     client.on('error', lost);
     // A connection closed by the server without an error message loses the lock all the same.
     client.on('end', () => lost(new Error('the lock connection was closed')));
-    await client.connect();
+    await connectClient(
+      client,
+      this.url,
+      this.opts.label ?? this.opts.setting,
+      `PostgreSQL at ${this.opts.description} for the warehouse lock`,
+      this.opts.signal,
+    );
     if (!this.sessionChecked) {
       try {
         const pooled = await checkSession(client, this.url, this.logger);

@@ -16,10 +16,13 @@ import type { Connection, Driver, LoadMode, Param, TransactionOptions } from '..
 import { columnList, insertSelectSql } from '../core/statements.ts';
 import { qualified, type ColumnKind, type TableSpec } from '../tables.ts';
 import type { Fence, LockMode, LockResult } from '../warehouse.ts';
+import { abortReason, untilAborted } from '../../abort.ts';
+import { UnreachableError } from '../../unreachable.ts';
 import { AdvisoryLock, MIGRATION_LOCK_KEY } from './advisory-lock.ts';
+import { cancelOnAbort } from './cancel.ts';
 import { copyRows } from './copy.ts';
 import { pgDataError, pgIsDuplicateKey } from './errors.ts';
-import { createPool, withTransaction } from './pool.ts';
+import { connectFailure, createPool, withTransaction } from './pool.ts';
 import { maskPassword } from '../target.ts';
 import { ensureStagingSql, stagingTable } from './staging.ts';
 
@@ -44,32 +47,56 @@ export const SQL_TYPE: Record<ColumnKind, string> = {
  */
 const BEGIN_BULK = 'BEGIN; SET LOCAL enable_seqscan = off';
 
+/**
+ * The warehouse's stop (OpenWarehouseOptions.interruptOn) around one statement: refused once
+ * stopped, but for ROLLBACK (it ends what was cut short), and its failure after the stop (the
+ * cancelled query's "canceling statement due to user request") reported as the stop's reason.
+ */
+type Stoppable = <T>(work: () => Promise<T>, sql?: string) => Promise<T>;
+
+function stoppable(signal: AbortSignal | undefined): Stoppable {
+  return async (work, sql) => {
+    if (signal?.aborted && !(sql !== undefined && /^\s*ROLLBACK\b/i.test(sql))) throw abortReason(signal);
+    try {
+      return await work();
+    } catch (e) {
+      if (signal?.aborted) throw abortReason(signal);
+      throw e;
+    }
+  };
+}
+
 class PgConnection implements Connection {
   /** The staging tables this transaction made sure of. */
   private readonly staged = new Set<string>();
 
-  constructor(private readonly client: pg.ClientBase) {}
+  constructor(
+    private readonly client: pg.ClientBase,
+    private readonly stoppable: Stoppable,
+  ) {}
 
   async execute(sql: string, params?: readonly Param[]): Promise<number> {
-    const r = await this.client.query(sql, params ? [...params] : undefined);
+    const r = await this.stoppable(() => this.client.query(sql, params ? [...params] : undefined), sql);
     return r.rowCount ?? 0;
   }
 
   async rows<T>(sql: string, params?: readonly Param[]): Promise<T[]> {
-    const r = await this.client.query(sql, params ? [...params] : undefined);
+    const r = await this.stoppable(() => this.client.query(sql, params ? [...params] : undefined), sql);
     return r.rows as T[];
   }
 
-  async load<R>(spec: TableSpec<R>, rows: readonly R[], mode: LoadMode): Promise<void> {
-    if (rows.length === 0) return;
-    if (mode === 'insert') return copyRows(this.client, qualified(spec), spec, rows);
-    const stage = stagingTable(spec);
-    if (!this.staged.has(stage)) {
-      await this.client.query(ensureStagingSql(spec));
-      this.staged.add(stage);
-    }
-    await copyRows(this.client, stage, spec, rows);
-    await this.client.query(insertSelectSql(spec, columnList(spec), stagingTable(spec), true));
+  load<R>(spec: TableSpec<R>, rows: readonly R[], mode: LoadMode): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    return this.stoppable(async () => {
+      if (mode === 'insert') return copyRows(this.client, qualified(spec), spec, rows);
+      const stage = stagingTable(spec);
+      if (!this.staged.has(stage)) {
+        await this.client.query(ensureStagingSql(spec));
+        this.staged.add(stage);
+      }
+      await copyRows(this.client, stage, spec, rows);
+      await this.client.query(insertSelectSql(spec, columnList(spec), stagingTable(spec), true));
+    });
   }
 }
 
@@ -80,6 +107,17 @@ export interface PostgresDriverOptions {
   /** Where the lock is held (GEO_LOCK_URL): a direct URL of the same database. @default url */
   lockUrl?: string;
   logger: Logger;
+  /** How messages name where `url` came from. @default "GEO_WAREHOUSE" */
+  setting?: string;
+  /** How messages name where `lockUrl` came from. @default "GEO_LOCK_URL" */
+  lockSetting?: string;
+  /** Ends the opening connection at once (the process is stopping). */
+  signal?: AbortSignal;
+  /**
+   * On abort: the queries in flight are cancelled and every later statement but ROLLBACK fails
+   * with its reason (OpenWarehouseOptions.interruptOn).
+   */
+  interruptOn?: AbortSignal;
 }
 
 export class PostgresDriver implements Driver {
@@ -88,6 +126,8 @@ export class PostgresDriver implements Driver {
   readonly types = SQL_TYPE;
   private readonly pool: pg.Pool;
   private readonly lock: AdvisoryLock;
+  private readonly stoppable: Stoppable;
+  private readonly offStop: () => void;
 
   private constructor(opts: PostgresDriverOptions) {
     this.description = opts.description;
@@ -96,20 +136,38 @@ export class PostgresDriver implements Driver {
     this.lock = new AdvisoryLock(opts.lockUrl ?? opts.url, opts.logger, {
       pool: this.pool,
       setting: opts.lockUrl ? 'GEO_LOCK_URL' : 'GEO_WAREHOUSE',
+      label: opts.lockUrl ? (opts.lockSetting ?? 'GEO_LOCK_URL') : (opts.setting ?? 'GEO_WAREHOUSE'),
       description: opts.lockUrl ? maskPassword(opts.lockUrl) : opts.description,
+      signal: opts.signal ?? opts.interruptOn,
     });
+    this.stoppable = stoppable(opts.interruptOn);
+    this.offStop = cancelOnAbort(this.pool, opts.interruptOn);
   }
 
-  /** Connects (one round trip, so a wrong URL fails here rather than mid-sync). */
+  /**
+   * Connects (one round trip, so a wrong URL fails here rather than mid-sync). A server that
+   * cannot be reached is named by its setting (UnreachableError); `signal` ends the wait at once.
+   */
   static async open(opts: PostgresDriverOptions): Promise<PostgresDriver> {
     const d = new PostgresDriver(opts);
     try {
-      await d.pool.query('SELECT 1');
+      await untilAborted(d.pool.query('SELECT 1'), opts.signal);
     } catch (e) {
+      d.offStop();
+      // Stopped while connecting: the connection still being opened is not waited for.
+      if (opts.signal?.aborted) {
+        void d.pool.end().catch(() => undefined);
+        throw e;
+      }
       await d.pool.end().catch(() => undefined);
-      throw new Error(`cannot connect to PostgreSQL warehouse ${opts.description}: ${(e as Error).message}`, {
-        cause: e,
-      });
+      const setting = opts.setting ?? 'GEO_WAREHOUSE';
+      const reason = connectFailure(e, opts.url);
+      if (reason)
+        throw new UnreachableError(setting, `PostgreSQL at ${opts.description}`, reason, { cause: e });
+      throw new Error(
+        `${setting}: cannot connect to PostgreSQL warehouse ${opts.description}: ${(e as Error).message}`,
+        { cause: e },
+      );
     }
     return d;
   }
@@ -129,7 +187,7 @@ export class PostgresDriver implements Driver {
   transaction<T>(fn: (c: Connection) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     return withTransaction(
       this.pool,
-      (client) => fn(new PgConnection(client)),
+      (client) => fn(new PgConnection(client, this.stoppable)),
       opts.bulk ? { begin: BEGIN_BULK } : {},
     );
   }
@@ -137,7 +195,7 @@ export class PostgresDriver implements Driver {
   async connection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
-      return await fn(new PgConnection(client));
+      return await fn(new PgConnection(client, this.stoppable));
     } finally {
       client.release();
     }
@@ -164,10 +222,12 @@ export class PostgresDriver implements Driver {
 
   /** A report query in a READ ONLY transaction. */
   query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]> {
-    return withTransaction(
-      this.pool,
-      async (client) => (await client.query(sql, params as unknown[])).rows as Record<string, unknown>[],
-      { begin: 'BEGIN TRANSACTION READ ONLY' },
+    return this.stoppable(() =>
+      withTransaction(
+        this.pool,
+        async (client) => (await client.query(sql, params as unknown[])).rows as Record<string, unknown>[],
+        { begin: 'BEGIN TRANSACTION READ ONLY' },
+      ),
     );
   }
 
@@ -184,6 +244,7 @@ export class PostgresDriver implements Driver {
     return this.lock.unlock();
   }
   async close(): Promise<void> {
+    this.offStop();
     await this.pool.end();
   }
 }

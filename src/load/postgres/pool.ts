@@ -1,5 +1,7 @@
 /** The pg pool of one PostgreSQL warehouse, and transactions on it. */
 import pg from 'pg';
+import { untilAborted } from '../../abort.ts';
+import { UnreachableError, unreachableReason } from '../../unreachable.ts';
 import { warehouseTypes } from './type-parsers.ts';
 
 /** Connections for concurrent batches (the sync closes units two at a time by default). */
@@ -28,9 +30,64 @@ export function guardedPool(config: pg.PoolConfig, onError: (err: Error) => void
   return pool;
 }
 
+/** How long a connection may take to open when the URL does not say (JDBC's default too). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * How long a new connection to `url` may take to open: libpq's `connect_timeout` parameter of the
+ * URL (seconds; 0 waits as long as the operating system does), else DEFAULT_CONNECT_TIMEOUT_MS. A
+ * server that accepts the connection and never answers (a host down behind a load balancer, a
+ * firewall that drops packets) would otherwise hold a command for good.
+ */
+export function connectTimeoutMs(url: string): number {
+  let given: string | null = null;
+  try {
+    given = new URL(url).searchParams.get('connect_timeout');
+  } catch {
+    // Not a URL this can read: pg reports it when it connects.
+  }
+  if (given === null || !/^\s*\d+\s*$/.test(given)) return DEFAULT_CONNECT_TIMEOUT_MS;
+  return Number(given) * 1000;
+}
+
+/**
+ * Why a connection to `url` failed when nothing could be reached there (refused, no such host,
+ * no answer within the connect timeout); undefined for any other failure (a refused password).
+ */
+export function connectFailure(e: unknown, url: string): string | undefined {
+  const reason = unreachableReason(e);
+  if (reason) return reason;
+  // pg's own connect timeout (the Client's "timeout expired"; the pool's wording wraps it).
+  if (
+    e instanceof Error &&
+    /^(timeout expired|Connection terminated due to connection timeout)/.test(e.message)
+  )
+    return `no answer within ${connectTimeoutMs(url) / 1000} s`;
+  return undefined;
+}
+
+/**
+ * pg's Client with a connect timeout of its own. Not the pool's `connectionTimeoutMillis`: that
+ * one also bounds the wait for a free pooled connection, which a long transaction of the same
+ * process may rightly hold for minutes.
+ */
+function clientClass(timeoutMs: number): NonNullable<pg.PoolConfig['Client']> {
+  return class extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: timeoutMs });
+    }
+  } as unknown as NonNullable<pg.PoolConfig['Client']>;
+}
+
 export function createPool(url: string, onError: (err: Error) => void): pg.Pool {
   return guardedPool(
-    { connectionString: url, max: POOL_SIZE, types: warehouseTypes, application_name: 'geo-sync' },
+    {
+      connectionString: url,
+      max: POOL_SIZE,
+      types: warehouseTypes,
+      application_name: 'geo-sync',
+      Client: clientClass(connectTimeoutMs(url)),
+    },
     onError,
   );
 }
@@ -48,6 +105,7 @@ export function createClient(
     connectionString: url,
     types: warehouseTypes,
     application_name: applicationName,
+    connectionTimeoutMillis: connectTimeoutMs(url),
     ...(opts.keepAlive ? { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } : {}),
   });
 }
@@ -83,5 +141,30 @@ export async function withTransaction<T>(
     throw e;
   } finally {
     client.release(discard);
+  }
+}
+
+/**
+ * Opens `client`, ending at once (with the signal's reason) when `signal` aborts; a failure to
+ * reach the server names `setting` (UnreachableError), any other failure is rethrown as it is.
+ */
+export async function connectClient(
+  client: pg.Client,
+  url: string,
+  setting: string,
+  target: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  try {
+    await untilAborted(client.connect(), signal);
+  } catch (e) {
+    if (signal?.aborted) {
+      // Whatever the connect comes to, nothing waits for it: drop the socket.
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      throw e;
+    }
+    const reason = connectFailure(e, url);
+    if (reason) throw new UnreachableError(setting, target, reason, { cause: e });
+    throw e;
   }
 }
