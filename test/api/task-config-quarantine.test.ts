@@ -46,6 +46,11 @@ describe('syncTaskConfig', () => {
       logger: silentLogger,
       reject: (r: RejectedRecord) => rejects.push(r),
       wrote: () => undefined,
+      // The run's write of a list of records (its isolation of a refused one is not exercised here).
+      writeRecords: async <R>(rows: readonly R[], write: (rows: readonly R[]) => Promise<unknown>) => {
+        if (rows.length) await write(rows);
+        return rows.length;
+      },
       warehouse: {
         updateMonitoringTaskConfig: async (rows: MonitoringTaskConfigRow[]) => {
           stored.push(...rows);
