@@ -49,20 +49,27 @@ interface Picked {
   executions: number;
 }
 
-/** The day's tasks and executions: one task's listing to inflate, one execution of another. */
+/**
+ * The day's tasks and executions: one task's listing to inflate, one execution of another. The
+ * simulator's day is the real yesterday, so what it holds changes with the date: the execution
+ * is the first of another task listed with a screenshot that also has sources and cards, or else
+ * the first with a screenshot (the scheduler's test needs only that).
+ */
 function pick(sim: RunningSimulator): Picked {
   const date = sim.world.dates()[0]!;
   const tasks = sim.world.allPlatformTasks().filter((t) => [...sim.world.executions(t.task_id, date)].length);
   const bigListing = tasks[0]!.task_id;
-  const execution = tasks
+  const withShot = tasks
     .slice(1)
     .flatMap((t) => [...sim.world.executions(t.task_id, date)])
-    .find(
+    .filter((e) => e.screenshot_url !== null);
+  const execution = (
+    withShot.find(
       (e) =>
-        e.screenshot_url !== null &&
         sim.world.products(e.prompt_task_id).cards.length > 0 &&
         sim.world.sources(e.prompt_task_id).length > 0,
-    )!.prompt_task_id;
+    ) ?? withShot[0]!
+  ).prompt_task_id;
   const executions = tasks.reduce((n, t) => n + [...sim.world.executions(t.task_id, date)].length, 0);
   return { date, bigListing, execution, executions };
 }
@@ -176,6 +183,13 @@ for (const t of warehouseTargets('hostile-answers')) {
     }, 120_000);
 
     /** A proxy adding an unknown member `depth` arrays deep to the picked execution's answers. */
+    /**
+     * Deep members in the picked execution's listed item, sources, screenshot and its first
+     * DEEP_CARDS cards: enough to prove each card is quarantined alone, few enough that the
+     * products answer stays under the size cap whatever the day's cards (34 cards 20,000 levels
+     * deep are 1.4 MB).
+     */
+    const DEEP_CARDS = 3;
     function deepProxy(depth: number): Promise<RunningProxy> {
       const deep = `${'['.repeat(depth)}"bottom"${']'.repeat(depth)}`;
       const marker = '"__deep_member__"';
@@ -192,7 +206,11 @@ for (const t of warehouseTargets('hostile-answers')) {
           } else if (url.pathname === '/api/v2/geo/prompt/searches' && ofPicked(url)) {
             for (const s of (json.data as { data: Record<string, unknown>[] }).data) withDeep(s);
           } else if (url.pathname === '/api/v2/geo/prompt/products' && ofPicked(url)) {
-            for (const c of (json.data as { products: Record<string, unknown>[] }).products) withDeep(c);
+            for (const c of (json.data as { products: Record<string, unknown>[] }).products.slice(
+              0,
+              DEEP_CARDS,
+            ))
+              withDeep(c);
           } else if (url.pathname === '/api/v2/geo/prompt/screenshot' && ofPicked(url)) {
             withDeep(json.data);
           } else return undefined;
@@ -227,7 +245,7 @@ for (const t of warehouseTargets('hostile-answers')) {
       const cards = sim.world.products(picked.execution).cards.length;
       // The cards keep what the server sent (the deep member too), as issue 9 promised.
       expect(Number(row!.cards)).toBe(cards);
-      expect(Number(row!.deep_cards)).toBe(cards);
+      expect(Number(row!.deep_cards)).toBe(Math.min(DEEP_CARDS, cards));
       expect(Number(row!.sources)).toBe(sim.world.sources(picked.execution).length);
 
       // The same answers again: the deep item's fingerprint matches, its children are not re-read.
@@ -248,7 +266,7 @@ for (const t of warehouseTargets('hostile-answers')) {
       const target = await fresh();
       const r = await runCli(['sync', '--date', picked.date, '--no-progress'], envFor(proxy.url, target));
       expect(r.code, r.stderr.slice(-3000)).toBe(3);
-      const cards = sim.world.products(picked.execution).cards.length;
+      const cards = Math.min(DEEP_CARDS, sim.world.products(picked.execution).cards.length);
       const rejects = await withWarehouse(target, (w) =>
         w.query(`SELECT endpoint, reason, CAST(raw AS VARCHAR) AS raw FROM geo.sync_rejects`),
       );
