@@ -28,7 +28,7 @@ describe('COPY text encoding', () => {
     const text = [...copyTextChunks(EXECUTION_RANKS, [rank(1, 0, 'Acme', null), rank(1, 1, 'B\tx', 2)])].join(
       '',
     );
-    expect(text).toBe('1\t0\tAcme\tAcm\t\\N\t\\N\t\\N\n1\t1\tB\\tx\tB\\tx\t2\t80\t7\n');
+    expect(text).toBe('1\t0\tAcme\tAcm\t\\N\t\\N\t\\N\t\\N\n1\t1\tB\\tx\tB\\tx\t2\t80\t7\t\\N\n');
   });
 });
 

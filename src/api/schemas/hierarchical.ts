@@ -1,6 +1,7 @@
 /** Hierarchical resources (spec 2.2 - 2.8). Nullable exactly where the spec says. */
 import { z } from 'zod';
 import { DateTimeText, Id, NullableCustomerId, Ymd } from './common.ts';
+import { readRankItem } from './rank-number.ts';
 
 /** 2.2 Monitoring task (item of customer/projects). `project_id` is the monitoring task ID. */
 export const MonitoringTask = z.looseObject({
@@ -49,28 +50,21 @@ export const PromptExecution = z.looseObject({
 export type PromptExecution = z.infer<typeof PromptExecution>;
 
 /**
- * rank_details item (2.5). An "empty rank" is not a rank (rule 2): the spec does not say how a
- * server spells it, so `position` accepts an integer, an integer in a string, `''`, `null` or
- * absence, and parses to `number | null`. Deciding validity (`<= 0`) is the transform's job.
- * `visibility` and `score` of an empty rank may be empty too, with the same reading.
+ * rank_details item (2.5). `position`, `visibility` and `score` are integers in the spec, but an
+ * "empty rank" is not a rank (rule 2) and the spec does not say how a server spells one, nor what
+ * else it may send there: every value is accepted and read by rank-number.ts (an integer, or NULL
+ * with the value as sent kept beside it). A rank item is never quarantined for its numbers.
+ * Deciding validity (`position <= 0`) is the transform's job.
  */
-const RankNumber = z
-  .union([z.number().int(), z.string().regex(/^\s*-?\d*\s*$/, 'expected an integer or empty'), z.null()])
-  .optional()
-  .transform((v): number | null => {
-    if (v === undefined || v === null) return null;
-    if (typeof v === 'number') return v;
-    const t = v.trim();
-    return t === '' ? null : Number(t);
-  });
-
-export const RankDetail = z.looseObject({
-  brand: z.string(),
-  brand_short: z.string(),
-  position: RankNumber,
-  visibility: RankNumber,
-  score: RankNumber,
-});
+export const RankDetail = z
+  .looseObject({
+    brand: z.string(),
+    brand_short: z.string(),
+    position: z.unknown().optional(),
+    visibility: z.unknown().optional(),
+    score: z.unknown().optional(),
+  })
+  .transform(readRankItem);
 export type RankDetail = z.infer<typeof RankDetail>;
 
 /** The result fields of 2.5, common to the daily results item and the single result. */
