@@ -1,6 +1,6 @@
 /** Hierarchical resources (spec 2.2 - 2.8). Nullable exactly where the spec says. */
 import { z } from 'zod';
-import { DateTimeText, Id, NullableCustomerId, Ymd } from './common.ts';
+import { Count, DateTimeText, Id, Int32, NullableCustomerId, PageNumber, storedJson, Ymd } from './common.ts';
 import { readRankItem } from './rank-number.ts';
 
 /** 2.2 Monitoring task (item of customer/projects). `project_id` is the monitoring task ID. */
@@ -10,10 +10,10 @@ export const MonitoringTask = z.looseObject({
   project_name: z.string(),
   brand_cate_desc: z.string(),
   brand_desc_list: z.string(),
-  status: z.number().int(),
+  status: Int32,
   status_name: z.string(),
   created_at: DateTimeText,
-  task_count: z.number().int().nonnegative(),
+  task_count: Count,
   prompts: z.array(z.string()),
 });
 export type MonitoringTask = z.infer<typeof MonitoringTask>;
@@ -27,7 +27,7 @@ export const PlatformTask = z.looseObject({
   model_key: z.string(),
   model_name: z.string(),
   engine: z.string(),
-  status: z.number().int(),
+  status: Int32,
   status_name: z.string(),
 });
 export type PlatformTask = z.infer<typeof PlatformTask>;
@@ -40,8 +40,8 @@ export const PromptExecution = z.looseObject({
   prompt_task_id: Id,
   prompt_name: z.string(),
   date_time: Ymd,
-  hours: z.number().int(),
-  status: z.number().int(),
+  hours: Int32,
+  status: Int32,
   model: z.string(),
   engine: z.string(),
   brand_exposure: z.string(),
@@ -115,7 +115,7 @@ export const Screenshot = z.looseObject({
   project_id: Id,
   task_id: Id,
   prompt_task_id: Id,
-  screenshot_status: z.number().int(),
+  screenshot_status: Int32,
   screenshot_url: z.string(),
 });
 export type Screenshot = z.infer<typeof Screenshot>;
@@ -124,7 +124,7 @@ export type Screenshot = z.infer<typeof Screenshot>;
  * 2.8 A product card: its fields "follow the actual saved platform data" and the full list is not
  * shown, so a card is any JSON object; the common fields are picked out by the transform.
  */
-export const ProductCard = z.record(z.string(), z.unknown());
+export const ProductCard = storedJson(z.record(z.string(), z.unknown()));
 export type ProductCard = z.infer<typeof ProductCard>;
 
 /**
@@ -166,10 +166,10 @@ export const ProductMeta = {
  */
 export const ProductsData = z.looseObject({
   products: z.array(z.unknown()),
-  current_page: z.number().int().min(1),
-  last_page: z.number().int().min(0),
-  total: z.number().int().nonnegative(),
-  per_page: z.number().int().min(1),
+  current_page: PageNumber,
+  last_page: Count,
+  total: Count,
+  per_page: PageNumber,
   ...ProductMeta,
 });
 export type ProductsData = z.infer<typeof ProductsData>;
