@@ -657,6 +657,25 @@ for (const dialect of DIALECTS) {
       expect(z?.started_at).toBe('2026-11-18T04:30:00+08:00');
     });
 
+    it('a text that begins with U+FEFF is stored and read back whole (no byte order mark dropped)', async () => {
+      const id = 9302;
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(id, { answer: '\uFEFFanswer', prompt_name: '\uFEFF' })],
+          ranks: [rank(id, 0, '\uFEFFAcme', 1)],
+        }),
+      );
+      const [e] = await rowsOf('prompt_executions', [id], 'prompt_task_id');
+      expect(e).toMatchObject({ answer: '\uFEFFanswer', prompt_name: '\uFEFF' });
+      const [r] = await rowsOf('execution_ranks', [id], 'ordinal');
+      expect(r!.brand).toBe('\uFEFFAcme');
+      const [n] = await w.query(
+        'SELECT length(answer) AS n FROM geo.prompt_executions WHERE prompt_task_id = $1',
+        [id],
+      );
+      expect(Number(n!.n)).toBe(7);
+    });
+
     it('one text rule (issue 23): U+0000 dropped from every text and JSON value, lone surrogates stored as U+FFFD', async () => {
       const id = 9301;
       const written = await w.writeExecutionBatch(
