@@ -923,6 +923,16 @@ for (const dialect of DIALECTS) {
       expect(await w.query(`SELECT status FROM geo.site_diagnoses WHERE diagnosis_id = 'd-2'`)).toEqual([
         { status: 'failed' },
       ]);
+
+      // A double that is a whole number past 2^63 (any score past 9.2e18) is a DOUBLE, not a BIGINT.
+      await w.upsertSiteDiagnoses([
+        { ...done, diagnosis_id: 'd-3', composite_score: 1e300, progress_percent: 2 ** 64 },
+      ]);
+      expect(
+        await w.query(
+          `SELECT composite_score, progress_percent FROM geo.site_diagnoses WHERE diagnosis_id = 'd-3'`,
+        ),
+      ).toEqual([{ composite_score: 1e300, progress_percent: 2 ** 64 }]);
     });
 
     it('monitoring and platform tasks: upsert, legacy config and prompts survive a re-sync', async () => {
