@@ -8,6 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
+import { SyncMetrics } from '../../src/sync/metrics.ts';
+import { formatSummary } from '../../src/sync/summary.ts';
 import { startProxy, type RunningProxy } from '../helpers/proxy.ts';
 import { syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { warehouseTargets } from '../helpers/targets.ts';
@@ -58,6 +60,13 @@ for (const t of warehouseTargets('rank-placeholders')) {
       expect(s.counters.rejects).toBe(0);
       expect(s.status).toBe('success');
       expect(s.counters.rankValuesKeptRaw).toBe(2 * dashedRanks);
+      // Reported: a summary line and a metric.
+      expect(formatSummary(s)).toContain(`rank numbers: ${2 * dashedRanks} stored as NULL`);
+      const metrics = new SyncMetrics();
+      metrics.observeRun(s);
+      expect(await metrics.registry.getSingleMetricAsString('geo_sync_rank_values_kept_raw_total')).toContain(
+        `geo_sync_rank_values_kept_raw_total ${2 * dashedRanks}`,
+      );
 
       await withWarehouse(target, async (w) => {
         const [{ n }] = (await w.query(
