@@ -5,8 +5,8 @@
  * a btree entry (src/simulator/odd-values.ts). The sync fails no unit: every listed execution
  * is stored or quarantined (stored + quarantined = listed), every deduction too, rank numbers
  * that are no integer are stored NULL with the value sent kept, and it exits 3 (records were
- * quarantined, README's exit codes). The same sync again (--force) fails nothing and leaves the
- * rows the first stored as they were.
+ * quarantined, README's exit codes); `verify` finds every stored execution as the API serves it.
+ * The same sync again (--force) fails nothing and leaves the rows the first stored as they were.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
@@ -91,6 +91,11 @@ for (const t of warehouseTargets('odd-values')) {
         w.query(`SELECT status, units_failed FROM geo.sync_runs`),
       );
       expect(run).toMatchObject({ status: 'partial', units_failed: 0 });
+
+      // verify reads every stored execution again and finds what it stored (raw_values included).
+      const check = await runCli(['verify', '--date', day, '--sample', '1000'], env);
+      expect(check.code, check.stdout + check.stderr).toBe(0);
+      expect(check.stdout).toMatch(/verified (\d+) of \1 sampled stored executions: 0 differences/);
 
       const before = await dumpData(target);
       const second = await runCli(['sync', '--date', day, '--force', '--no-progress'], env);
