@@ -138,6 +138,7 @@ export function generateLoadData(executions: number, batchSize: number, seed = 2
         position: r() < 0.15 ? null : k + 1,
         visibility: Math.floor(r() * 100),
         score: Math.floor(r() * 100),
+        raw_values: null,
       };
       batch.ranks.push(rank);
     }

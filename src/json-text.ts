@@ -123,3 +123,40 @@ export function cutBelow(value: unknown, limit: number): unknown {
   }
   return root;
 }
+
+/**
+ * Where `value` holds a number that is not finite, as a path of member names and indexes; null
+ * when it holds none. JSON has no Infinity, but JSON.parse reads a number too large for a double
+ * (`1e400`) as one, and JSON.stringify then writes `null`: a JSON column would store something
+ * else than what arrived. Without recursion, as the walks above.
+ */
+export function nonFiniteNumberAt(value: unknown): (string | number)[] | null {
+  // Each node knows its parent's node and its own name there: the path is built only when found.
+  interface Node {
+    readonly value: unknown;
+    readonly parent: Node | null;
+    readonly key: string | number;
+  }
+  const stack: Node[] = [{ value, parent: null, key: '' }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (typeof v === 'number') {
+      if (Number.isFinite(v)) continue;
+      const path: (string | number)[] = [];
+      for (let n: Node | null = node; n?.parent; n = n.parent) path.unshift(n.key);
+      return path;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    const entries: [string | number, unknown][] = Array.isArray(v)
+      ? v.map((x: unknown, i) => [i, x])
+      : Object.entries(v);
+    // Pushed last first, so the first one in document order is found first.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      if (typeof child === 'number' || (child !== null && typeof child === 'object'))
+        stack.push({ value: child, parent: node, key });
+    }
+  }
+  return null;
+}

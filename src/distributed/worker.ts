@@ -384,6 +384,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       if (attempts.get(job.id)?.attempt === owned) attempts.delete(job.id);
     }
 
+    ctx.warnRankRawValues();
     used = takeRequests();
     const lost = jobStop.signal.aborted;
     const interrupted = !lost && stopped.aborted && (error !== null || ctx.counters.unitsDone === 0);

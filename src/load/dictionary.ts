@@ -161,10 +161,15 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       ordinal: 'Position of the item in rank_details (0-based).',
       brand: C.brand,
       brand_short: 'Short brand name.',
-      position: 'Rank position; NULL when empty or <= 0 (not a valid rank, never 0).',
-      visibility: 'Visibility as the API reports it.',
-      score: 'Score as the API reports it.',
+      position:
+        'Rank position; NULL when empty or <= 0 (not a valid rank, never 0), or when the API sent no integer (see raw_values).',
+      visibility:
+        'Visibility as the API reports it; NULL when empty, or when the API sent no integer (see raw_values).',
+      score:
+        'Score as the API reports it; NULL when empty, or when the API sent no integer (see raw_values).',
       synced_at: C.synced_at,
+      raw_values:
+        'What the API sent for position, visibility or score when it was not an integer of the column (a dash, a fraction, text), by field, e.g. {"visibility": "-"}; those columns hold NULL. NULL when every number was an integer or empty.',
     },
   },
   execution_sources: {

@@ -122,6 +122,11 @@ export interface TableOptions {
    * customer_id), kept unique by how the rows are written (replaced by unit, never upserted).
    */
   readonly noPrimaryKey?: boolean;
+  /**
+   * Columns a later migration added to a table that has `synced_at`: ALTER TABLE ADD COLUMN puts
+   * them after it, so the table holds them there (loaders name columns, never rely on order).
+   */
+  readonly afterSynced?: readonly string[];
 }
 
 /** A row interface's spec of (part of) a table. */
@@ -157,7 +162,10 @@ function defineTable<R>(
         throw new Error(`geo.${table}.${c.name} is described twice, differently`);
     }
   }
+  const later = all.filter((c) => opts.afterSynced?.includes(c.name));
+  if (later.length > 0) all.splice(0, all.length, ...all.filter((c) => !later.includes(c)));
   if (spec.synced) all.push({ name: 'synced_at', kind: 'timestamptz', nullable: false });
+  all.push(...later);
   const unique = opts.serial ? [opts.serial] : key;
   const def: TableDef = {
     table,
@@ -279,7 +287,10 @@ export const EXECUTION_RANKS = defineTable<ExecutionRankRow>(
     position: 'integer?',
     visibility: 'bigint?',
     score: 'bigint?',
+    raw_values: 'json?',
   },
+  // sql/<dialect>/009_rank_raw_values.sql
+  { afterSynced: ['raw_values'] },
 );
 
 export const EXECUTION_SOURCES = defineTable<ExecutionSourceRow>('execution_sources', ['source_id'], {

@@ -63,6 +63,7 @@ export interface SimulateFlags {
   diagnosisStepMs: number;
   unstableTotals?: boolean;
   unknownMembers?: boolean;
+  oddValues?: boolean;
 }
 
 /** Parsed flags -> simulator options. */
@@ -79,6 +80,7 @@ export function toSimulatorOptions(f: SimulateFlags): SimulatorOptions {
   if (f.slowRate !== undefined) faults.slowRate = f.slowRate;
   if (f.slowMs !== undefined) faults.slowMs = f.slowMs;
   if (f.unknownMembers) faults.unknownMembers = true;
+  if (f.oddValues) faults.oddValues = true;
   const opts: SimulatorOptions = {
     host: f.host,
     port: f.port,
@@ -121,6 +123,12 @@ export function simulateCommand(): Command {
     .addOption(new Option('--unstable-totals', 'vary `total` of paged responses between pages'))
     .addOption(
       new Option('--unknown-members', 'add members the spec does not name to every JSON object sent'),
+    )
+    .addOption(
+      new Option(
+        '--odd-values',
+        'rewrite answers with values at the edges of their types (rank numbers as "-" or "３", integers past INTEGER, 1e400, money NUMERIC(18,4) would round), decided from the seed',
+      ),
     )
     .exitOverride((err: CommanderError) => {
       // Help and version are not errors; every usage error exits 2 after commander's one line.

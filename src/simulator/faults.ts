@@ -40,6 +40,13 @@ export interface FaultOptions {
    */
   unknownMembers?: boolean;
   /**
+   * Rewrite answers with values a client must store exactly or quarantine, never fail on (rank
+   * numbers as "-", "３", 3.5, 1e400; integers past INTEGER; instants past 9999; money NUMERIC(18,4)
+   * would round; JSON holding 1e400; text past a btree entry), decided per record from the seed:
+   * see odd-values.ts.
+   */
+  oddValues?: boolean;
+  /**
    * Platform tasks the key sees listed but may not read: `task/results`, `task/prompts` and
    * `task/info` with one of these `task_id`s answer 403.
    */
@@ -106,6 +113,10 @@ export class FaultInjector {
 
   get unknownMembers(): boolean {
     return this.opts.unknownMembers ?? false;
+  }
+
+  get oddValues(): boolean {
+    return this.opts.oddValues ?? false;
   }
 
   get retryAfterSeconds(): number {

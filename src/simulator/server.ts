@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { AuthStore } from './auth.ts';
 import type { Decision, FaultInjector } from './faults.ts';
 import { withUnknownMembers } from './faults.ts';
+import { OddValues, oddJsonText } from './odd-values.ts';
 import type { Reply } from './http.ts';
 import { ParamError, Params, fail, invalid, parseQuery } from './http.ts';
 import type { Ctx } from './routes/context.ts';
@@ -38,9 +39,10 @@ export interface ListeningServer {
   close(): Promise<void>;
 }
 
-function send(res: ServerResponse, reply: Reply): void {
+/** `odd`: the body may hold RawNumbers (odd-values.ts), written as their text. */
+function send(res: ServerResponse, reply: Reply, odd = false): void {
   if (res.destroyed) return;
-  const text = JSON.stringify(reply.body);
+  const text = odd ? oddJsonText(reply.body) : JSON.stringify(reply.body);
   const headers: Record<string, string | number> = {
     'content-type': JSON_HEADERS,
     'content-length': Buffer.byteLength(text),
@@ -76,6 +78,7 @@ function parseBody(text: string): unknown {
 export async function listen(deps: ServerDeps, host: string, port: number): Promise<ListeningServer> {
   const { world, auth, stats, faults } = deps;
   const router = new Router();
+  const odd = new OddValues(world.seed);
   const timers = new Set<NodeJS.Timeout>();
   /** Responses not yet closed, so close() can wait for their 'close' (it comes after the server's). */
   const live = new Set<ServerResponse>();
@@ -135,7 +138,10 @@ export async function listen(deps: ServerDeps, host: string, port: number): Prom
         return;
       case 'ok': {
         const reply = answer(route, query, token, body);
-        send(res, faults.unknownMembers ? { ...reply, body: withUnknownMembers(reply.body) } : reply);
+        let out = faults.unknownMembers ? withUnknownMembers(reply.body) : reply.body;
+        const rewrite = faults.oddValues && route !== undefined && reply.status === 200;
+        if (rewrite) out = odd.rewrite(route.name, out, query === '' ? {} : parseQuery(query));
+        send(res, { ...reply, body: out }, rewrite);
       }
     }
   }

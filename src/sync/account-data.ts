@@ -30,6 +30,18 @@ export const DEDUCTION_OVERLAP_DAYS = 2;
 
 const tolerated = (e: unknown) => isGeoApiError(e) && (e.code === 'NOT_FOUND' || e.code === 'FORBIDDEN');
 
+/**
+ * A single record read outside the daily walk (a task's configuration, a diagnosis, the balance)
+ * that does not match its schema (say, a created_at that is no timestamp, an amount NUMERIC(18,4)
+ * would round): one bad record, quarantined with its reason and raw payload; the run goes on and
+ * ends partial. True when `e` was such a record.
+ */
+function quarantined(ctx: RunContext, e: unknown): boolean {
+  if (!(e instanceof InvalidResponseError) || e.retryable) return false;
+  ctx.reject({ endpoint: e.endpoint as EndpointId, params: { ...e.params }, reason: e.message, raw: e.raw });
+  return true;
+}
+
 export async function syncTaskConfig(ctx: RunContext, scope: Scope): Promise<void> {
   const configs: MonitoringTaskConfigRow[] = [];
   const prompts: PlatformTaskPromptsRow[] = [];
@@ -42,17 +54,7 @@ export async function syncTaskConfig(ctx: RunContext, scope: Scope): Promise<voi
         configs.push(config);
         prompts.push(...platformPrompts);
       } catch (e) {
-        // A detail that does not match its schema (say, a created_at that is no timestamp) is
-        // one bad record: quarantined with its reason, the run goes on and ends partial.
-        if (e instanceof InvalidResponseError && !e.retryable) {
-          ctx.reject({
-            endpoint: e.endpoint as EndpointId,
-            params: { ...e.params },
-            reason: e.message,
-            raw: e.raw,
-          });
-          return;
-        }
+        if (quarantined(ctx, e)) return;
         if (!tolerated(e)) throw e;
         ctx.logger.warn({ project_id: t.project_id, err: e }, 'monitoring task configuration not readable');
       }
@@ -76,6 +78,7 @@ export async function syncDiagnoses(ctx: RunContext, customers: readonly number[
         if (row) rows.push(row);
         else ctx.counters.diagnosesNotStarted++;
       } catch (e) {
+        if (quarantined(ctx, e)) return;
         // Diagnosis is limited to the project owner or an administrator (spec 5.6): a key that
         // may read the monitoring data may still get 403/404 here. Not fatal for the sync.
         if (isFatal(e) && isGeoApiError(e) && e.code === 'UNAUTHORIZED') throw e;
@@ -91,15 +94,20 @@ export async function syncDiagnoses(ctx: RunContext, customers: readonly number[
 }
 
 export async function syncFinance(ctx: RunContext): Promise<void> {
-  const balance = await ctx.api.balance();
-  ctx.addRows(
-    'balance_snapshots',
-    await ctx.writeRecords(
-      [toBalanceSnapshotRow(balance, ctx.now(), ctx.runId)],
-      ([row]) => ctx.warehouse.insertBalanceSnapshot(row!),
-      balanceOrigin,
-    ),
-  );
+  const balance = await ctx.api.balance().catch((e: unknown) => {
+    if (quarantined(ctx, e)) return null;
+    throw e;
+  });
+  if (balance) {
+    ctx.addRows(
+      'balance_snapshots',
+      await ctx.writeRecords(
+        [toBalanceSnapshotRow(balance, ctx.now(), ctx.runId)],
+        ([row]) => ctx.warehouse.insertBalanceSnapshot(row!),
+        balanceOrigin,
+      ),
+    );
+  }
 
   const latest = await ctx.warehouse.latestDeductionDay();
   const params = latest ? { start_date: addDays(latest, -DEDUCTION_OVERLAP_DAYS) } : {};

@@ -10,6 +10,8 @@ import type { ApiPort } from '../extract/port.ts';
 import { ReadShortcuts } from '../extract/shortcuts.ts';
 import type { Warehouse, Written } from '../load/warehouse.ts';
 import { cutBelow, jsonDepthExceeds, MAX_STORED_JSON_DEPTH } from '../json-text.ts';
+import type { RankDetail } from '../api/schemas/hierarchical.ts';
+import { rankRawValues } from '../api/schemas/rank-number.ts';
 import type { Json, RejectRow } from '../transform/rows.ts';
 import { rowsByTable } from './batch.ts';
 import { isolateFailures } from './isolate.ts';
@@ -41,6 +43,12 @@ export interface RunCounters {
   executionsUnchanged: number;
   /** Listings of an execution its unit had listed already (paging shifted): the last copy kept. */
   executionsListedTwice: number;
+  /**
+   * Rank numbers (position, visibility, score) stored as NULL with the value the API sent kept in
+   * execution_ranks.raw_values: no integer of their column (a dash, a fraction, text). Counted as
+   * read (an execution listed twice counts each copy read).
+   */
+  rankValuesKeptRaw: number;
   /**
    * Requests not made because they could bring nothing (issue 30): task/prompts of units whose
    * listing is complete and lists every stored execution, prompt/products of platform tasks that
@@ -75,6 +83,7 @@ export function newCounters(): RunCounters {
     executionsRead: 0,
     executionsUnchanged: 0,
     executionsListedTwice: 0,
+    rankValuesKeptRaw: 0,
     notAsked: { crossChecks: 0, products: 0, screenshots: 0 },
     executionsNotStored: 0,
     recordsNotStored: 0,
@@ -271,6 +280,34 @@ export class RunContext {
         this.#keyCheck = null;
       });
     return this.#keyCheck;
+  }
+
+  /** A few of the rank numbers kept raw, for the run's one warning about them. */
+  private readonly rawRankSamples: { prompt_task_id: number; field: string; sent: unknown }[] = [];
+
+  /** Counts an execution's rank numbers stored as NULL with their raw value kept (rank-number.ts). */
+  noteRankRawValues(promptTaskId: number, ranks: readonly RankDetail[]): void {
+    for (const r of ranks) {
+      const raw = rankRawValues(r);
+      if (!raw) continue;
+      for (const [field, sent] of Object.entries(raw)) {
+        this.counters.rankValuesKeptRaw++;
+        if (this.rawRankSamples.length < 5)
+          this.rawRankSamples.push({ prompt_task_id: promptTaskId, field, sent });
+      }
+    }
+  }
+
+  /**
+   * One warning per run (never one per value: a server that sends "-" does so in every answer)
+   * when rank numbers were stored as NULL with their raw value kept, with a few examples.
+   */
+  warnRankRawValues(): void {
+    if (this.counters.rankValuesKeptRaw === 0) return;
+    this.logger.warn(
+      { rankValuesKeptRaw: this.counters.rankValuesKeptRaw, examples: this.rawRankSamples },
+      'rank numbers that are no integer of their column were stored as NULL, the value sent kept in execution_ranks.raw_values',
+    );
   }
 
   rejectedIdsOf(unitKey: string): number[] {

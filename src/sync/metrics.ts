@@ -26,6 +26,7 @@ export class SyncMetrics {
   private readonly units: Counter<'state'>;
   private readonly executions: Counter<'state'>;
   private readonly listedTwice: Counter;
+  private readonly rankValuesKeptRaw: Counter;
   private readonly lastDuration: Gauge;
   private readonly lastSuccess: Gauge;
   private readonly lastStatus: Gauge<'status'>;
@@ -81,6 +82,11 @@ export class SyncMetrics {
     this.listedTwice = new Counter({
       name: 'geo_sync_executions_listed_twice_total',
       help: 'Executions listed again by their unit (paging shifted while answers were saved); the copy listed last was kept whole',
+      registers,
+    });
+    this.rankValuesKeptRaw = new Counter({
+      name: 'geo_sync_rank_values_kept_raw_total',
+      help: 'Rank numbers (position, visibility, score) stored as NULL because the API sent no integer of their column; the value sent is kept in execution_ranks.raw_values',
       registers,
     });
     this.lastDuration = new Gauge({
@@ -158,6 +164,7 @@ export class SyncMetrics {
     this.executions.inc({ state: 'read' }, s.counters.executionsRead);
     this.executions.inc({ state: 'unchanged' }, s.counters.executionsUnchanged);
     this.listedTwice.inc(s.counters.executionsListedTwice);
+    this.rankValuesKeptRaw.inc(s.counters.rankValuesKeptRaw);
     const finished = Date.parse(s.finishedAt);
     this.lastDuration.set((finished - Date.parse(s.startedAt)) / 1000);
     if (s.status === 'success') this.lastSuccess.set(finished / 1000);

@@ -294,6 +294,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     await ctx.flushRejects().catch(() => undefined);
   }
 
+  ctx.warnRankRawValues();
   // Which units failed, for `geo-sync state show` (the run row only counts them).
   await deps.warehouse
     .recordUnitFailures(

@@ -41,6 +41,10 @@ export function formatSummary(s: RunSummary): string {
     lines.push(
       `text: ${c.textValuesChanged} values stored changed (U+0000 dropped, lone surrogates as U+FFFD), the same on both warehouses`,
     );
+  if (c.rankValuesKeptRaw)
+    lines.push(
+      `rank numbers: ${c.rankValuesKeptRaw} stored as NULL (no integer of their column: a dash, a fraction, text), the value sent kept in execution_ranks.raw_values`,
+    );
   if (c.executionsListedTwice)
     lines.push(
       `listed twice: ${c.executionsListedTwice} executions listed again in their unit (the list shifted between pages); the copy listed last was read and kept whole`,

@@ -91,6 +91,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
       // that child is quarantined and its stored rows kept. Executions leave the warehouse only
       // through the unit's "no longer listed" rule.
       quarantineUnread(ctx, s.bundle, log);
+      ctx.noteRankRawValues(s.bundle.item.prompt_task_id, s.bundle.item.rank_details);
       addToBatch(batch, s.bundle, s.fingerprint);
       if (batch.executions.length >= config.batchSize) await flush();
       return;

@@ -1,5 +1,6 @@
 /** Executions with their results and ranks -> rows (spec 2.4, 2.5). */
 import type { PromptResultItem, RankDetail } from '../api/schemas/hierarchical.ts';
+import { rankRawValues } from '../api/schemas/rank-number.ts';
 import type { LegacyTaskDetail } from '../api/schemas/legacy.ts';
 import type { ExecutionRankRow, PromptExecutionRow } from './rows.ts';
 import { apiTimestampToIso } from './time.ts';
@@ -56,7 +57,10 @@ export function executionTimes(
   };
 }
 
-/** Every rank_details item is kept, in order; invalid positions become NULL. */
+/**
+ * Every rank_details item is kept, in order; invalid positions become NULL. Rank numbers that are
+ * not integers of their column are NULL too, with what the API sent in `raw_values`.
+ */
 export function toRankRows(promptTaskId: number, ranks: readonly RankDetail[]): ExecutionRankRow[] {
   return ranks.map((r, ordinal) => ({
     prompt_task_id: promptTaskId,
@@ -66,5 +70,6 @@ export function toRankRows(promptTaskId: number, ranks: readonly RankDetail[]): 
     position: validPosition(r.position),
     visibility: r.visibility,
     score: r.score,
+    raw_values: rankRawValues(r) ?? null,
   }));
 }

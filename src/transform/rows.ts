@@ -84,6 +84,11 @@ export interface ExecutionRankRow {
   position: number | null;
   visibility: number | null;
   score: number | null;
+  /**
+   * The rank numbers stored as NULL although the API sent something that is not an integer of
+   * their column (`{"visibility": "-"}`), as sent (api/schemas/rank-number.ts); null when none.
+   */
+  raw_values: Json;
 }
 
 export interface ExecutionSourceRow {

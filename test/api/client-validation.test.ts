@@ -27,13 +27,14 @@ describe('a bad item in a list', () => {
 
   it('without onReject, throws InvalidResponseError naming the item and field instead', async () => {
     const { pool, client } = setup({ onReject: undefined });
-    const bad = { ...resultItem(2), rank_details: [{ brand: 'A', brand_short: 'A', position: 'first' }] };
+    // A rank number is never refused (rank-number.ts); a brand that is no text is.
+    const bad = { ...resultItem(2), rank_details: [{ brand: 42, brand_short: 'A', position: 1 }] };
     route(pool, 'GET', RESULTS, () => ({
       body: pageBody([resultItem(1), bad], { current_page: 1, last_page: 1 }),
     }));
     const err = (await client.taskResults({ task_id: 700 }).catch((e: unknown) => e)) as InvalidResponseError;
     expect(err).toBeInstanceOf(InvalidResponseError);
-    expect(err.field).toBe('data.data[1].rank_details[0].position');
+    expect(err.field).toBe('data.data[1].rank_details[0].brand');
     expect(err.raw).toEqual(bad);
     expect(err.retryable).toBe(false);
   });

@@ -24,7 +24,7 @@ const TABLES: Record<string, { columns: string; order: string }> = {
     order: 'prompt_task_id',
   },
   execution_ranks: {
-    columns: 'prompt_task_id, ordinal, brand, brand_short, position, visibility, score',
+    columns: 'prompt_task_id, ordinal, brand, brand_short, position, visibility, score, raw_values',
     order: 'prompt_task_id, ordinal',
   },
   execution_sources: {

@@ -50,6 +50,7 @@ export function rank(
     position,
     visibility: position === null ? null : 80,
     score: position === null ? null : 7,
+    raw_values: null,
     ...o,
   };
 }

@@ -28,7 +28,7 @@ describe('COPY text encoding', () => {
     const text = [...copyTextChunks(EXECUTION_RANKS, [rank(1, 0, 'Acme', null), rank(1, 1, 'B\tx', 2)])].join(
       '',
     );
-    expect(text).toBe('1\t0\tAcme\tAcm\t\\N\t\\N\t\\N\n1\t1\tB\\tx\tB\\tx\t2\t80\t7\n');
+    expect(text).toBe('1\t0\tAcme\tAcm\t\\N\t\\N\t\\N\t\\N\n1\t1\tB\\tx\tB\\tx\t2\t80\t7\t\\N\n');
   });
 });
 
@@ -40,6 +40,10 @@ describe('timestamptz text -> +08:00 instants', () => {
     ['2026-11-21 00:00:00.25+00', '2026-11-21T08:00:00.250+08:00'],
     ['2026-11-21 00:00:00.123456+00', '2026-11-21T08:00:00.123+08:00'],
     ['1900-01-01 00:00:00+08:05:43', '1899-12-31T23:54:17+08:00'],
+    // 0001-01-01 in Shanghai is 1 BC in UTC; years below 100 are not read as 19xx.
+    ['0001-12-31 16:00:00+00 BC', '0001-01-01T00:00:00+08:00'],
+    ['0050-06-01 12:00:00+00', '0050-06-01T20:00:00+08:00'],
+    ['9999-12-31 15:59:59.999999+00', '9999-12-31T23:59:59.999+08:00'],
     ['infinity', 'infinity'],
   ])('%s', (text, iso) => {
     expect(parseTimestamptz(text)).toBe(iso);

@@ -657,6 +657,25 @@ for (const dialect of DIALECTS) {
       expect(z?.started_at).toBe('2026-11-18T04:30:00+08:00');
     });
 
+    it('a text that begins with U+FEFF is stored and read back whole (no byte order mark dropped)', async () => {
+      const id = 9302;
+      await w.writeExecutionBatch(
+        batch({
+          executions: [execution(id, { answer: '\uFEFFanswer', prompt_name: '\uFEFF' })],
+          ranks: [rank(id, 0, '\uFEFFAcme', 1)],
+        }),
+      );
+      const [e] = await rowsOf('prompt_executions', [id], 'prompt_task_id');
+      expect(e).toMatchObject({ answer: '\uFEFFanswer', prompt_name: '\uFEFF' });
+      const [r] = await rowsOf('execution_ranks', [id], 'ordinal');
+      expect(r!.brand).toBe('\uFEFFAcme');
+      const [n] = await w.query(
+        'SELECT length(answer) AS n FROM geo.prompt_executions WHERE prompt_task_id = $1',
+        [id],
+      );
+      expect(Number(n!.n)).toBe(7);
+    });
+
     it('one text rule (issue 23): U+0000 dropped from every text and JSON value, lone surrogates stored as U+FFFD', async () => {
       const id = 9301;
       const written = await w.writeExecutionBatch(
@@ -894,6 +913,26 @@ for (const dialect of DIALECTS) {
       expect(rows).toHaveLength(1);
       const { synced_at: _s, ...row } = rows[0]!;
       expect(row).toEqual(done);
+
+      // Two ids that differ only by a U+0000 are one key once stored (the text rule drops it):
+      // one write of both keeps the later, instead of meeting the key twice in one upsert.
+      await w.upsertSiteDiagnoses([
+        { ...done, diagnosis_id: 'd-\u00002', status: 'queued' },
+        { ...done, diagnosis_id: 'd-2', status: 'failed' },
+      ]);
+      expect(await w.query(`SELECT status FROM geo.site_diagnoses WHERE diagnosis_id = 'd-2'`)).toEqual([
+        { status: 'failed' },
+      ]);
+
+      // A double that is a whole number past 2^63 (any score past 9.2e18) is a DOUBLE, not a BIGINT.
+      await w.upsertSiteDiagnoses([
+        { ...done, diagnosis_id: 'd-3', composite_score: 1e300, progress_percent: 2 ** 64 },
+      ]);
+      expect(
+        await w.query(
+          `SELECT composite_score, progress_percent FROM geo.site_diagnoses WHERE diagnosis_id = 'd-3'`,
+        ),
+      ).toEqual([{ composite_score: 1e300, progress_percent: 2 ** 64 }]);
     });
 
     it('monitoring and platform tasks: upsert, legacy config and prompts survive a re-sync', async () => {

@@ -44,7 +44,8 @@ describe('flags', () => {
       (
         '--port 8123 --seed 9 --days 3 --api-key a --api-key b --executions-per-day 100000 --latency-ms 5 ' +
         '--latency-jitter-ms 2 --rate-limit 50 --retry-after 2 --error-rate 0.1 --reset-rate 0.05 ' +
-        '--malformed-rate 0.01 --slow-rate 0.2 --slow-ms 300 --diagnosis-step-ms 500 --unstable-totals --unknown-members'
+        '--malformed-rate 0.01 --slow-rate 0.2 --slow-ms 300 --diagnosis-step-ms 500 --unstable-totals --unknown-members ' +
+        '--odd-values'
       ).split(' '),
     );
     expect(toSimulatorOptions(flags!)).toEqual({
@@ -67,6 +68,7 @@ describe('flags', () => {
         slowRate: 0.2,
         slowMs: 300,
         unknownMembers: true,
+        oddValues: true,
       },
     });
   });

@@ -210,3 +210,31 @@ describe('unknownMembers', () => {
     expect(JSON.parse((await get()).text)).not.toHaveProperty('sim_extra_number');
   });
 });
+
+describe('oddValues', () => {
+  it('rewrites rank numbers and other fields from the seed: every read of a record the same', async () => {
+    const date = sim.world.dates()[0]!;
+    const paths = sim.world
+      .allPlatformTasks()
+      .filter((t) => [...sim.world.executions(t.task_id, date)].length > 0)
+      .map((t) => `/api/v2/geo/task/results?task_id=${t.task_id}&date=${date}&per_page=100`);
+    const read = async () => Promise.all(paths.map(async (p) => (await get('sim-key', p)).text));
+    const plain = await read();
+    sim.setFaults({ oddValues: true });
+    const first = await read();
+    const again = await read();
+    sim.setFaults({});
+    expect(again).toEqual(first);
+    type Item = { rank_details: Record<string, unknown>[] };
+    const ranks = (texts: string[]) =>
+      texts.flatMap((t) =>
+        (JSON.parse(t) as { data: { data: Item[] } }).data.data.flatMap((i) => i.rank_details),
+      );
+    const odd = ranks(first).filter((r) =>
+      ['position', 'visibility', 'score'].some((f) => f in r && !Number.isInteger(r[f])),
+    );
+    expect(odd.length).toBeGreaterThan(0);
+    // The same items, the same brands: only values changed.
+    expect(ranks(first).map((r) => r.brand)).toEqual(ranks(plain).map((r) => r.brand));
+  });
+});

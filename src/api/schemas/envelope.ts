@@ -1,5 +1,6 @@
 /** Response envelopes and the page object (spec 2.1, 4.3 common rule 2). */
 import { z } from 'zod';
+import { Count, PageNumber } from './common.ts';
 
 /** Successful responses: `success: true` and `data`. */
 export function envelope<T extends z.ZodType>(data: T) {
@@ -12,11 +13,11 @@ export function envelope<T extends z.ZodType>(data: T) {
  * quarantined without losing the other records of its page.
  */
 export const PageObject = z.looseObject({
-  current_page: z.number().int().min(1),
+  current_page: PageNumber,
   data: z.array(z.unknown()),
-  total: z.number().int().nonnegative(),
-  per_page: z.number().int().min(1),
-  last_page: z.number().int().min(0),
+  total: Count,
+  per_page: PageNumber,
+  last_page: Count,
 });
 export type PageObject = z.infer<typeof PageObject>;
 

@@ -1,6 +1,7 @@
 /** Hierarchical resources (spec 2.2 - 2.8). Nullable exactly where the spec says. */
 import { z } from 'zod';
-import { DateTimeText, Id, NullableCustomerId, Ymd } from './common.ts';
+import { Count, DateTimeText, Id, Int32, NullableCustomerId, PageNumber, storedJson, Ymd } from './common.ts';
+import { readRankItem } from './rank-number.ts';
 
 /** 2.2 Monitoring task (item of customer/projects). `project_id` is the monitoring task ID. */
 export const MonitoringTask = z.looseObject({
@@ -9,10 +10,10 @@ export const MonitoringTask = z.looseObject({
   project_name: z.string(),
   brand_cate_desc: z.string(),
   brand_desc_list: z.string(),
-  status: z.number().int(),
+  status: Int32,
   status_name: z.string(),
   created_at: DateTimeText,
-  task_count: z.number().int().nonnegative(),
+  task_count: Count,
   prompts: z.array(z.string()),
 });
 export type MonitoringTask = z.infer<typeof MonitoringTask>;
@@ -26,7 +27,7 @@ export const PlatformTask = z.looseObject({
   model_key: z.string(),
   model_name: z.string(),
   engine: z.string(),
-  status: z.number().int(),
+  status: Int32,
   status_name: z.string(),
 });
 export type PlatformTask = z.infer<typeof PlatformTask>;
@@ -39,8 +40,8 @@ export const PromptExecution = z.looseObject({
   prompt_task_id: Id,
   prompt_name: z.string(),
   date_time: Ymd,
-  hours: z.number().int(),
-  status: z.number().int(),
+  hours: Int32,
+  status: Int32,
   model: z.string(),
   engine: z.string(),
   brand_exposure: z.string(),
@@ -49,28 +50,21 @@ export const PromptExecution = z.looseObject({
 export type PromptExecution = z.infer<typeof PromptExecution>;
 
 /**
- * rank_details item (2.5). An "empty rank" is not a rank (rule 2): the spec does not say how a
- * server spells it, so `position` accepts an integer, an integer in a string, `''`, `null` or
- * absence, and parses to `number | null`. Deciding validity (`<= 0`) is the transform's job.
- * `visibility` and `score` of an empty rank may be empty too, with the same reading.
+ * rank_details item (2.5). `position`, `visibility` and `score` are integers in the spec, but an
+ * "empty rank" is not a rank (rule 2) and the spec does not say how a server spells one, nor what
+ * else it may send there: every value is accepted and read by rank-number.ts (an integer, or NULL
+ * with the value as sent kept beside it). A rank item is never quarantined for its numbers.
+ * Deciding validity (`position <= 0`) is the transform's job.
  */
-const RankNumber = z
-  .union([z.number().int(), z.string().regex(/^\s*-?\d*\s*$/, 'expected an integer or empty'), z.null()])
-  .optional()
-  .transform((v): number | null => {
-    if (v === undefined || v === null) return null;
-    if (typeof v === 'number') return v;
-    const t = v.trim();
-    return t === '' ? null : Number(t);
-  });
-
-export const RankDetail = z.looseObject({
-  brand: z.string(),
-  brand_short: z.string(),
-  position: RankNumber,
-  visibility: RankNumber,
-  score: RankNumber,
-});
+export const RankDetail = z
+  .looseObject({
+    brand: z.string(),
+    brand_short: z.string(),
+    position: z.unknown().optional(),
+    visibility: z.unknown().optional(),
+    score: z.unknown().optional(),
+  })
+  .transform(readRankItem);
 export type RankDetail = z.infer<typeof RankDetail>;
 
 /** The result fields of 2.5, common to the daily results item and the single result. */
@@ -121,7 +115,7 @@ export const Screenshot = z.looseObject({
   project_id: Id,
   task_id: Id,
   prompt_task_id: Id,
-  screenshot_status: z.number().int(),
+  screenshot_status: Int32,
   screenshot_url: z.string(),
 });
 export type Screenshot = z.infer<typeof Screenshot>;
@@ -130,7 +124,7 @@ export type Screenshot = z.infer<typeof Screenshot>;
  * 2.8 A product card: its fields "follow the actual saved platform data" and the full list is not
  * shown, so a card is any JSON object; the common fields are picked out by the transform.
  */
-export const ProductCard = z.record(z.string(), z.unknown());
+export const ProductCard = storedJson(z.record(z.string(), z.unknown()));
 export type ProductCard = z.infer<typeof ProductCard>;
 
 /**
@@ -172,10 +166,10 @@ export const ProductMeta = {
  */
 export const ProductsData = z.looseObject({
   products: z.array(z.unknown()),
-  current_page: z.number().int().min(1),
-  last_page: z.number().int().min(0),
-  total: z.number().int().nonnegative(),
-  per_page: z.number().int().min(1),
+  current_page: PageNumber,
+  last_page: Count,
+  total: Count,
+  per_page: PageNumber,
   ...ProductMeta,
 });
 export type ProductsData = z.infer<typeof ProductsData>;

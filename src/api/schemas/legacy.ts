@@ -5,7 +5,7 @@
  * (`prompt_task_id`).
  */
 import { z } from 'zod';
-import { DateTimeText, Id } from './common.ts';
+import { Count, DateTimeText, Id, Int32, PageNumber } from './common.ts';
 import { RankDetail } from './hierarchical.ts';
 
 /** `projects[]` item of a legacy monitoring task: `project_id` is a platform task ID. */
@@ -20,7 +20,7 @@ export const LegacyMonitoringTask = z.looseObject({
   brand_name: z.string(),
   brand_cate_desc: z.string(),
   brand_desc_list: z.string(),
-  status: z.number().int(),
+  status: Int32,
   status_name: z.string(),
   created_at: DateTimeText,
   projects: z.array(LegacyPlatformRef),
@@ -29,9 +29,9 @@ export const LegacyMonitoringTask = z.looseObject({
 export type LegacyMonitoringTask = z.infer<typeof LegacyMonitoringTask>;
 
 export const LegacyMonitoringTaskDetail = LegacyMonitoringTask.extend({
-  week_restart: z.number().int(),
-  only_rank: z.number().int(),
-  rank_match: z.number().int(),
+  week_restart: Int32,
+  only_rank: Int32,
+  rank_match: Int32,
   brand_urls: z.array(z.string()),
   emails: z.array(z.string()),
   projects: z.array(LegacyPlatformRef.extend({ prompts: z.array(z.string()) })),
@@ -113,10 +113,10 @@ export type LegacySource = z.infer<typeof LegacySource>;
 
 /** `pagination` of legacy task/searches, present only when `page` was sent. */
 export const LegacyPagination = z.looseObject({
-  current_page: z.number().int().min(1),
-  last_page: z.number().int().min(0),
-  per_page: z.number().int().min(1),
-  total: z.number().int().nonnegative(),
+  current_page: PageNumber,
+  last_page: Count,
+  per_page: PageNumber,
+  total: Count,
 });
 
 /** Body of legacy task/searches: `data` array, `pagination` beside it (or inside, tolerated). */

@@ -424,9 +424,11 @@ export class CoreWarehouse implements Warehouse {
   }
 
   upsertSiteDiagnoses(rows: readonly Row.SiteDiagnosisRow[]): Promise<Written> {
+    // By the key as stored: two ids that differ only by what the text rule drops (U+0000) are
+    // one key, which one upsert must not meet twice (PostgreSQL refuses it, DuckDB kept either).
     return this.writeRows(
       SITE_DIAGNOSES,
-      dedupeBy(rows, (r) => r.diagnosis_id),
+      dedupeBy(rows, (r) => storedText(r.diagnosis_id)),
     );
   }
   insertBalanceSnapshot(row: Row.BalanceSnapshotRow): Promise<Written> {

@@ -5,6 +5,7 @@
  */
 import {
   BIGINT,
+  DOUBLE,
   LIST,
   VARCHAR,
   listValue,
@@ -112,10 +113,20 @@ const TEXT_LIST = LIST(VARCHAR);
 const isTextList = (p: readonly number[] | readonly string[]): p is readonly string[] =>
   typeof p[0] === 'string';
 
-/** The bind types: lists typed (an empty list has no item type to infer), others inferred. */
+/**
+ * The bind types: lists typed (an empty list has no item type to infer), a number that is no safe
+ * integer a DOUBLE, others inferred. (@duckdb/node-api binds every whole number past INTEGER as a
+ * BIGINT, so a double such as 1e300, whole, failed its statement: "bigint out of int64 range".)
+ */
 function typesOf(params: readonly Param[]): DuckDBType[] {
   // DuckDB infers the type of a parameter whose entry is undefined.
   return params.map((p) =>
-    p !== null && typeof p === 'object' ? (isTextList(p) ? TEXT_LIST : ID_LIST) : undefined,
+    p !== null && typeof p === 'object'
+      ? isTextList(p)
+        ? TEXT_LIST
+        : ID_LIST
+      : typeof p === 'number' && !Number.isSafeInteger(p)
+        ? DOUBLE
+        : undefined,
   ) as DuckDBType[];
 }

@@ -14,8 +14,26 @@ import {
   type DuckDBValueConverter,
   type JS,
 } from '@duckdb/node-api';
+import { createRequire } from 'node:module';
+import { TextDecoder } from 'node:util';
 import type { Json } from '../../transform/rows.ts';
 import { bigintToNumber, shanghaiIso } from '../values.ts';
+
+/**
+ * @duckdb/node-api reads every VARCHAR through one shared `new TextDecoder()`, which drops a
+ * leading U+FEFF (the decoder's byte-order-mark handling): a text DuckDB stores as "\uFEFFabc"
+ * (length 4) was read back as "abc", so `verify` saw a difference that is not there. The shared
+ * decoder is replaced, once, by one that keeps it. The module is @duckdb/node-api's own (pinned
+ * in package.json); if a version moves it, this throws when the adapter loads, never silently.
+ */
+const accessors = createRequire(import.meta.url)('@duckdb/node-api/lib/vectors/dataAccessors.js') as {
+  textDecoder: TextDecoder;
+};
+if (!(accessors.textDecoder instanceof TextDecoder))
+  throw new Error(
+    '@duckdb/node-api: its text decoder moved (lib/vectors/dataAccessors.js): see load/duckdb/values.ts',
+  );
+accessors.textDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 export const toWarehouseValue: DuckDBValueConverter<unknown> = (value, type, self) => {
   if (value === null) return null;

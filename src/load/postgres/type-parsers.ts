@@ -11,16 +11,22 @@ const OID = { INT8: 20, DATE: 1082, TIMESTAMP: 1114, TIMESTAMPTZ: 1184 } as cons
 const TIMESTAMPTZ_TEXT =
   /^(\d{4,})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?([+-])(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?( BC)?$/;
 
-/** `2026-11-21 00:00:00.5+00` (any session TimeZone) -> `2026-11-21T08:00:00.500+08:00`. */
+/**
+ * `2026-11-21 00:00:00.5+00` (any session TimeZone) -> `2026-11-21T08:00:00.500+08:00`. A year
+ * `BC` is the year before year 1 (1 BC is year 0): an instant early on 0001-01-01 in Shanghai is
+ * in 1 BC in UTC.
+ */
 export function parseTimestamptz(text: string): string {
   const m = TIMESTAMPTZ_TEXT.exec(text);
-  if (!m || m[12]) return text; // infinity, -infinity, BC: left as PostgreSQL wrote them
+  if (!m) return text; // infinity, -infinity: left as PostgreSQL wrote them
   const n = (i: number) => Number(m[i] ?? 0);
   const fraction = (m[7] ?? '').padEnd(3, '0').slice(0, 3);
-  const local = Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6), Number(fraction));
+  const local = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0..99 as 1900..1999.
+  local.setUTCFullYear(m[12] ? 1 - n(1) : n(1), n(2) - 1, n(3));
+  local.setUTCHours(n(4), n(5), n(6), Number(fraction));
   const offsetMs = (m[8] === '-' ? -1 : 1) * ((n(9) * 60 + n(10)) * 60 + n(11)) * 1000;
-  // Date.UTC maps years 0..99 to 1900..1999; PostgreSQL years here are always 4+ digits.
-  return shanghaiIso(local - offsetMs);
+  return shanghaiIso(local.getTime() - offsetMs);
 }
 
 function parseInt8(text: string): number | string {
