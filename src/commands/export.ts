@@ -51,6 +51,7 @@ export function exportCommand(): Command {
           tables,
           range: { from: opts.from, to: opts.to },
           csvSafe: opts.csvSafe,
+          duckdb: config.duckdb,
           onNote: (message) => process.stderr.write(`note: ${message}\n`),
         });
         for (const w of written) {
