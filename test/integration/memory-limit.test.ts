@@ -109,7 +109,7 @@ async function client(dialect: 'duckdb' | 'postgres', target: string) {
 }
 
 for (const target of warehouseTargets('memory-limit')) {
-  describe.skipIf(target.skip)(`a warehouse larger than the pool (${target.dialect})`, () => {
+  describe.skipIf(target.skip)(`a small DuckDB pool (${target.dialect})`, () => {
     let url: string;
     let out: string;
     beforeAll(async () => {
