@@ -72,7 +72,7 @@ export interface DashboardRun {
   queries: QueryFigure[];
 }
 
-interface Session {
+export interface Session {
   exec(sql: string): Promise<void>;
   rows(
     sql: string,
@@ -82,7 +82,7 @@ interface Session {
   close(): Promise<void>;
 }
 
-async function pgSession(url: string): Promise<Session> {
+export async function pgSession(url: string): Promise<Session> {
   const c = new pg.Client(url);
   await c.connect();
   return {
@@ -100,7 +100,7 @@ async function pgSession(url: string): Promise<Session> {
   };
 }
 
-async function duckdbSession(path: string): Promise<Session> {
+export async function duckdbSession(path: string): Promise<Session> {
   const instance = await DuckDBInstance.create(path);
   const c: DuckDBConnection = await instance.connect();
   return {
@@ -216,6 +216,38 @@ async function syncSeed(target: string): Promise<void> {
   }
 }
 
+/**
+ * The year of the scenario in `target` (empty, migrated or not): the simulator's day synced, then
+ * grown inside the warehouse to `size.days` days of about `size.executionsPerDay` executions
+ * (bench/dashboards-grow.ts). The aggregates are left for the caller to refresh. Returns the
+ * growth's wall time, ms. `open` opens a session on the same warehouse.
+ */
+export async function buildYear(
+  dialect: Dialect,
+  target: string,
+  open: () => Promise<Session>,
+  size: { executionsPerDay: number; days: number },
+  log: (line: string) => void,
+): Promise<number> {
+  await syncSeed(target);
+  const seedRows = await withSession(open, (s) => s.rows('SELECT count(*) AS n FROM geo.prompt_executions'));
+  const copies = Math.max(1, Math.round(size.executionsPerDay / Number(first(seedRows).n)));
+  log(`${dialect}: growing ${size.days} days x ${copies} copies of a synced day`);
+  const t0 = performance.now();
+  await withSession(open, async (s) => {
+    const columnsOf = async (table: string) =>
+      (
+        (await s.rows(
+          `SELECT column_name FROM information_schema.columns WHERE table_schema = 'geo' AND table_name = '${table}'
+           ORDER BY ordinal_position`,
+        )) as { column_name: string }[]
+      ).map((r) => r.column_name);
+    await growYear(dialect, (sql) => s.exec(sql), columnsOf, { days: size.days, copies });
+    await s.exec(dialect === 'postgres' ? 'VACUUM ANALYZE' : 'CHECKPOINT');
+  });
+  return performance.now() - t0;
+}
+
 export async function runDashboards(
   dialect: Dialect,
   size: DashboardSize,
@@ -227,29 +259,10 @@ export async function runDashboards(
   const target = db ? db.url : `duckdb:${path}`;
   const open = () => (db ? pgSession(db.url) : duckdbSession(path));
   try {
-    await syncSeed(target);
-    const seedRows = await withSession(open, (s) =>
-      s.rows('SELECT count(*) AS n FROM geo.prompt_executions'),
-    );
-    const copies = Math.max(1, Math.round(size.executionsPerDay / Number(first(seedRows).n)));
-    log(`dashboards ${dialect}: growing ${size.days} days x ${copies} copies of a synced day`);
-
-    let t0 = performance.now();
-    await withSession(open, async (s) => {
-      const columnsOf = async (table: string) =>
-        (
-          (await s.rows(
-            `SELECT column_name FROM information_schema.columns WHERE table_schema = 'geo' AND table_name = '${table}'
-           ORDER BY ordinal_position`,
-          )) as { column_name: string }[]
-        ).map((r) => r.column_name);
-      await growYear(dialect, (sql) => s.exec(sql), columnsOf, { days: size.days, copies });
-      await s.exec(dialect === 'postgres' ? 'VACUUM ANALYZE' : 'CHECKPOINT');
-    });
-    const growMs = performance.now() - t0;
+    const growMs = await buildYear(dialect, target, open, size, (line) => log(`dashboards ${line}`));
 
     // rollups refresh, as the command does it (batches of days, one transaction each).
-    t0 = performance.now();
+    let t0 = performance.now();
     const w = await openWarehouse(target, { logger: silentLogger });
     let transactions = 0;
     try {
@@ -340,7 +353,10 @@ export async function runDashboards(
   }
 }
 
-async function withSession<T>(open: () => Promise<Session>, fn: (s: Session) => Promise<T>): Promise<T> {
+export async function withSession<T>(
+  open: () => Promise<Session>,
+  fn: (s: Session) => Promise<T>,
+): Promise<T> {
   const s = await open();
   try {
     return await fn(s);
@@ -349,7 +365,7 @@ async function withSession<T>(open: () => Promise<Session>, fn: (s: Session) => 
   }
 }
 
-function first(rows: Record<string, unknown>[] | 'timeout'): Record<string, unknown> {
+export function first(rows: Record<string, unknown>[] | 'timeout'): Record<string, unknown> {
   if (rows === 'timeout' || rows.length === 0) throw new Error('expected a row');
   return rows[0]!;
 }

@@ -22,10 +22,13 @@
  *    from a synced day on both warehouses; the aggregates refreshed (timed), proven equal to a
  *    recomputation, and each dashboard query timed warm against the views now and as they were
  *    (bench/dashboards.ts).
+ * 9. Commands: every command that reads the warehouse (check, export, report, state show, verify,
+ *    rollups refresh) run as a user runs it on that year, at the defaults: wall time, peak RSS,
+ *    exit code (bench/commands.ts).
  *
  * The simulator always runs as its own process. Prints a table and writes bench/results.json.
  * `npm run bench -- --only load,own-cost` runs a subset (extraction, small-units, own-cost, load, memory,
- * nightly, first-read, dashboards); `--smoke` runs each at a tiny size (the test suite's check that all still
+ * nightly, first-read, dashboards, commands); `--smoke` runs each at a tiny size (the test suite's check that all still
  * run), `--results FILE` writes the figures there instead of bench/results.json.
  */
 import { writeFileSync } from 'node:fs';
@@ -38,6 +41,7 @@ import { generateLoadData } from './load-data.ts';
 import { adapterLoad, adapterLoadDuckdb, rawLoadDuckdb, rawLoadPostgres, type LoadRun } from './load.ts';
 import { runDuckdbFloor } from './duckdb-floor.ts';
 import { MEMORY_ENRICH, runMemorySync, type MemoryRun } from './memory.ts';
+import { COMMANDS_TARGET, commandsScenario } from './commands.ts';
 import { runDashboards, type DashboardRun } from './dashboards.ts';
 import { runFirstRead, type RequestCounts, type RunRequests } from './first-read.ts';
 import { runNightly } from './nightly.ts';
@@ -48,6 +52,7 @@ import { formatTable, int, met, ratio, seconds, type TableRow } from './report.t
 import { startSimulatorProcess, type SimulatorProcess } from './simulator.ts';
 import {
   C,
+  COMMANDS,
   DASHBOARDS,
   EXTRACTION,
   FIRST_READ,
@@ -88,6 +93,7 @@ const SCENARIOS = [
   'nightly',
   'first-read',
   'dashboards',
+  'commands',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -1047,6 +1053,9 @@ async function main(): Promise<void> {
     first_read_projected_issue_day: null,
     first_read_requests_per_execution: null,
     nightly_small_units_requests_per_execution: null,
+    commands: null,
+    commands_all_finished: null,
+    commands_peak_rss_mb: null,
     // For information: the ceiling of any load-side change, and the floor under DuckDB's memory.
     own_cost_ratio_no_writes: null,
     rss_mb_10k_duckdb_floor: null,
@@ -1076,6 +1085,7 @@ async function main(): Promise<void> {
   await attempt('nightly', () => nightly(rows, results));
   await attempt('first-read', () => firstRead(rows, results));
   await attempt('dashboards', () => dashboards(rows, results, pgReason));
+  await attempt('commands', () => commandsScenario(COMMANDS, rows, results, pgReason, log));
 
   // By scenario number; rows of one scenario keep their order (stable sort).
   rows.sort((a, b) => parseInt(a.scenario, 10) - parseInt(b.scenario, 10));
@@ -1099,6 +1109,7 @@ async function main(): Promise<void> {
       dashboards: 'every query p95 < 500 ms at 2,400 executions a day, < 1,000 ms at 10,000',
       first_read_projected_issue_day: `<= ${TARGET.firstReadIssueDay}`,
       nightly_small_units_requests_per_execution: `<= ${TARGET.nightlyPerExecution}`,
+      commands: COMMANDS_TARGET,
     },
     smoke: SMOKE,
     errors,

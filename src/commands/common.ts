@@ -6,6 +6,7 @@ import { InterruptedError, isInterruption } from '../abort.ts';
 import { isCalendarDay } from '../api/schemas/common.ts';
 import { UsageError, openMigratedWarehouse, registerConfigSecrets } from '../app.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { outOfMemoryError } from '../load/duckdb/out-of-memory.ts';
 import { WarehouseLockedError } from '../load/errors.ts';
 import type { Warehouse } from '../load/warehouse.ts';
 import { createLogger, scrubSecrets } from '../log.ts';
@@ -216,6 +217,12 @@ export function exitOnError(e: unknown, command?: Command): never {
           : '(run it again once that process is done)\n'),
     );
     process.exit(EXIT.locked);
+  }
+  // DuckDB out of its buffer pool, wherever it was wrapped: the one line naming the setting.
+  const outOfMemory = outOfMemoryError(e);
+  if (outOfMemory) {
+    process.stderr.write(`error: ${outOfMemory.message}\n`);
+    process.exit(EXIT.failure);
   }
   const message = e instanceof Error ? e.message : String(e);
   process.stderr.write(`error: ${scrubSecrets(message)}\n`);

@@ -85,6 +85,7 @@ export function exportCommand(): Command {
           tables,
           range: { from: opts.from, to: opts.to },
           csvSafe: opts.csvSafe,
+          duckdb: config.duckdb,
           onNote: (message) => process.stderr.write(`note: ${message}\n`),
         }).catch((e: unknown) => {
           throw namedUnreachable(e, config);

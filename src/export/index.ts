@@ -5,8 +5,10 @@
  *   read_parquet('DIR/prompt_executions/**' + '/*.parquet', hive_partitioning = true)
  */
 import { mkdir, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { abortReason } from '../abort.ts';
+import type { DuckDBSettings } from '../load/duckdb/database.ts';
+import { withMemoryLimit } from '../load/duckdb/out-of-memory.ts';
 import { parseWarehouseTarget } from '../load/target.ts';
 import type { DataTable } from '../load/warehouse.ts';
 import { duckdbSource } from './duckdb-source.ts';
@@ -36,8 +38,12 @@ export interface ExportOptions {
    * warehouse). @default false
    */
   readonly csvSafe?: boolean;
-  /** The export engine's DuckDB buffer pool (DuckDB's syntax). @default "128MB" */
-  readonly memoryLimit?: string;
+  /**
+   * The export engine's DuckDB settings, the warehouse's (GEO_DUCKDB_*): its buffer pool
+   * (default 128MB), threads (default 1 for export) and where it spills (default a folder inside
+   * the export's scratch folder; with `tempDirectory`, a folder of this export's inside it).
+   */
+  readonly duckdb?: DuckDBSettings;
   /** Told what the export did besides writing, e.g. the leftovers of a killed export removed. */
   readonly onNote?: (message: string) => void;
   /**
@@ -96,14 +102,17 @@ export async function exportWarehouse(opts: ExportOptions): Promise<ExportedTabl
   }
 }
 
-/** Every table into the scratch folder; the engine's spill files go with it. */
+/** Every table into the scratch folder; the engine's spill files go with it (or into GEO_DUCKDB_TEMP_DIR). */
 async function writeTables(
   opts: ExportOptions,
   target: ReturnType<typeof parseWarehouseTarget>,
   scratch: string,
   range: DayRange,
 ): Promise<ExportedTable[]> {
-  const engine = stoppableEngine(await openEngine(join(scratch, '.spill'), opts.memoryLimit), opts.signal);
+  const spill = spillDirectory(scratch, opts.duckdb?.tempDirectory);
+  // DuckDB creates the folder it spills into when it first spills, but not its parents.
+  await mkdir(dirname(spill), { recursive: true });
+  const engine = stoppableEngine(await openEngine(spill, opts.duckdb), opts.signal);
   let source: ExportSource | undefined;
   try {
     source =
@@ -116,9 +125,22 @@ async function writeTables(
       written.push({ table, rows });
     }
     return written;
+  } catch (e) {
+    // Out of memory outside a statement too (the PostgreSQL source's appender): name the setting.
+    throw withMemoryLimit(e, engine.memoryLimit);
   } finally {
     await source?.close().catch(() => undefined);
     engine.close();
-    await rm(join(scratch, '.spill'), { recursive: true, force: true });
+    await rm(spill, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where the export engine spills: a folder of its own inside GEO_DUCKDB_TEMP_DIR when that is set
+ * (two exports at once must not share DuckDB's spill files), else inside the scratch folder.
+ */
+function spillDirectory(scratch: string, tempDirectory: string | undefined): string {
+  return tempDirectory
+    ? join(resolve(tempDirectory), `geo-sync-export-${basename(scratch).replace(/^\.geo-sync-export-/, '')}`)
+    : join(scratch, '.spill');
 }

@@ -1,32 +1,41 @@
 /**
  * Export from PostgreSQL: each table is read through a server-side cursor in chunks, as text,
  * appended into a staging table of the export engine (an in-memory DuckDB), cast there to the
- * column's DuckDB type and COPYed out whenever the staging table holds FLUSH_BYTES of text. Memory
- * is bounded by one fetch in JavaScript and one flush in DuckDB, whatever the size of a day.
+ * column's DuckDB type and COPYed out into a file whenever the staging table holds a parquet row
+ * group's bytes of text (engine.ts; 16 MB at the default limit). A day-partitioned table is read
+ * day by day (a cursor per day, on the executions' date index), each day into its own folder.
+ * Memory is bounded by one fetch in JavaScript and one flush in DuckDB, whatever the size of a day.
  *
  * Every table is read in one REPEATABLE READ transaction, so children and their executions come
  * from the same snapshot.
  */
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { untilAborted } from '../abort.ts';
 import { cancelClientOnAbort } from '../load/postgres/cancel.ts';
 import { connectTimeoutMs } from '../load/postgres/pool.ts';
 import type { DataTable } from '../load/warehouse.ts';
-import { copySql, csvSafeSelect, extension, type Engine } from './engine.ts';
+import { copySql, csvSafeSelect, dayFileName, extension, type Engine } from './engine.ts';
 import type { ExportSource } from './source.ts';
-import { DAY_COLUMN, DAY_RULES, exportSelect, type DayRange, type ExportFormat } from './tables.ts';
+import {
+  DAY_RULES,
+  dayFolder,
+  exportDaysSql,
+  exportSelect,
+  type DayRange,
+  type ExportFormat,
+} from './tables.ts';
 
 /** Rows per FETCH: the most JavaScript holds at once. */
 const FETCH_ROWS = 5000;
-/**
- * Text staged in DuckDB before it is written out (one file per flush and day). Counted in bytes,
- * not rows: an execution's answer is kilobytes, a rank a few bytes. The parquet writer holds a
- * flush's row groups in memory, so this bounds the export's memory with it.
- */
-const FLUSH_BYTES = 16 * 1024 * 1024;
 const STAGE = 'export_stage';
+
+/** The warehouse's tables and the Asia/Shanghai day of an instant, in PostgreSQL's SQL. */
+const DIALECT = {
+  q: (t: string) => `geo.${t}`,
+  shanghaiDay: (c: string) => `CAST(${c} AT TIME ZONE 'Asia/Shanghai' AS DATE)`,
+};
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
@@ -100,67 +109,113 @@ export async function postgresSource(
     format: ExportFormat,
     csvSafe = false,
   ) {
-    const partitioned = DAY_RULES[table] !== null;
     const columns = await columnsOf(client, table);
-    const staged = partitioned ? [...columns, { name: DAY_COLUMN, type: 'DATE' }] : columns;
-    await engine.run(
-      `CREATE OR REPLACE TABLE ${STAGE} (${staged.map((c) => `${quote(c.name)} VARCHAR`).join(', ')})`,
-    );
+    await createStage(columns);
     // The staged text, cast back to each column's type on the way out.
-    const cast = `SELECT ${staged.map((c) => `CAST(${quote(c.name)} AS ${c.type}) AS ${quote(c.name)}`).join(', ')} FROM ${STAGE}`;
+    const cast = `SELECT ${columns.map((c) => `CAST(${quote(c.name)} AS ${c.type}) AS ${quote(c.name)}`).join(', ')} FROM ${STAGE}`;
     const typed = csvSafe ? await csvSafeSelect(engine, cast) : cast;
-    const { sql, params } = exportSelect(table, range, {
-      q: (t) => `geo.${t}`,
-      shanghaiDay: (c) => `CAST(${c} AT TIME ZONE 'Asia/Shanghai' AS DATE)`,
-    });
-    const asText = `SELECT ${staged.map((c) => `x.${quote(c.name)}::text`).join(', ')} FROM (${sql}) x`;
     await mkdir(dir, { recursive: true });
+    let total = 0;
+    if (DAY_RULES[table] === null) {
+      // An unpartitioned table always gets a file, even an empty one: it carries the schema.
+      total = await stream(exportSelect(table, range, DIALECT), columns, typed, format, (n) =>
+        join(dir, `data_${n}.${extension(format)}`),
+      );
+    } else {
+      const days = exportDaysSql(table, range, DIALECT);
+      for (const { day } of (await client.query<{ day: string }>(days.sql, days.params)).rows) {
+        const folder = dayFolder(dir, day);
+        total += await stream(
+          exportSelect(table, { from: day, to: day }, DIALECT),
+          columns,
+          typed,
+          format,
+          () => join(folder, dayFileName(format)),
+          false,
+        );
+      }
+    }
+    await engine.run(`DROP TABLE ${STAGE}`);
+    return total;
+  }
 
+  /**
+   * The rows of `select` (its table's `columns`; a `day` column it has is left out) through a
+   * cursor into the staging table, and out by `typed` into the file `file(n)` every flush (the
+   * n-th, from 0; its folder created then). `always`: a file even when there are no rows.
+   */
+  async function stream(
+    select: { sql: string; params: string[] },
+    columns: readonly Column[],
+    typed: string,
+    format: ExportFormat,
+    file: (n: number) => string,
+    always = true,
+  ): Promise<number> {
+    const asText = `SELECT ${columns.map((c) => `x.${quote(c.name)}::text`).join(', ')} FROM (${select.sql}) x`;
     let files = 0;
     let pending = 0;
     let pendingBytes = 0;
     let total = 0;
     const flush = async () => {
-      const target = partitioned ? dir : join(dir, `data_${files}.${extension(format)}`);
-      await engine.run(copySql(typed, target, format, partitioned));
-      await engine.run(`DELETE FROM ${STAGE}`);
+      const target = file(files);
+      await mkdir(dirname(target), { recursive: true });
+      await engine.run(copySql(typed, target, format, engine.rowGroupBytes));
+      await createStage(columns);
       files++;
       pending = 0;
       pendingBytes = 0;
     };
 
-    await client.query(`DECLARE export_cursor NO SCROLL CURSOR FOR ${asText}`, params);
+    await client.query(`DECLARE export_cursor NO SCROLL CURSOR FOR ${asText}`, select.params);
     try {
       for (;;) {
         const r = await client.query({ text: `FETCH ${FETCH_ROWS} FROM export_cursor`, rowMode: 'array' });
         if (r.rows.length === 0) break;
-        const appender = await engine.connection.createAppender(STAGE);
-        try {
-          for (const row of r.rows as (string | null)[][]) {
-            for (const v of row) {
-              if (v === null) appender.appendNull();
-              else {
-                appender.appendVarchar(v);
-                pendingBytes += Buffer.byteLength(v);
-              }
-            }
-            appender.endRow();
-          }
-          appender.flushSync();
-        } finally {
-          appender.closeSync();
-        }
+        pendingBytes += await append(r.rows as (string | null)[][]);
         pending += r.rows.length;
         total += r.rows.length;
-        if (pendingBytes >= FLUSH_BYTES) await flush();
+        // A flush holds a parquet row group's bytes of text at most (its file's row group).
+        if (pendingBytes >= engine.rowGroupBytes) await flush();
       }
-      // An unpartitioned table always gets a file, even an empty one: it carries the schema.
-      if (pending > 0 || (!partitioned && files === 0)) await flush();
+      if (pending > 0 || (always && files === 0)) await flush();
     } finally {
       await client.query('CLOSE export_cursor').catch(() => undefined);
     }
-    await engine.run(`DROP TABLE ${STAGE}`);
     return total;
+  }
+
+  /**
+   * A new, empty staging table. Replaced after each flush, never emptied by DELETE: deleted rows
+   * keep their storage in an in-memory database (nothing checkpoints it), so the staging table
+   * grew with everything a table ever staged and a 75 MB table ran out of 32MB.
+   */
+  async function createStage(columns: readonly Column[]): Promise<void> {
+    await engine.run(
+      `CREATE OR REPLACE TABLE ${STAGE} (${columns.map((c) => `${quote(c.name)} VARCHAR`).join(', ')})`,
+    );
+  }
+
+  /** Fetched rows into the staging table; returns the bytes of text appended. */
+  async function append(rows: (string | null)[][]): Promise<number> {
+    let bytes = 0;
+    const appender = await engine.connection.createAppender(STAGE);
+    try {
+      for (const row of rows) {
+        for (const v of row) {
+          if (v === null) appender.appendNull();
+          else {
+            appender.appendVarchar(v);
+            bytes += Buffer.byteLength(v);
+          }
+        }
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+    return bytes;
   }
 
   return {

@@ -18,17 +18,23 @@ export function stoppableEngine(engine: Engine, signal: AbortSignal | undefined)
   if (!signal) return engine;
   const onAbort = () => engine.connection.interrupt();
   signal.addEventListener('abort', onAbort, { once: true });
-  return {
-    connection: engine.connection,
-    async run(sql, params) {
+  const stoppable =
+    <T>(work: () => Promise<T>) =>
+    async (): Promise<T> => {
       signal.throwIfAborted();
       try {
-        return await engine.run(sql, params);
+        return await work();
       } catch (e) {
         if (signal.aborted) throw abortReason(signal);
         throw e;
       }
-    },
+    };
+  return {
+    connection: engine.connection,
+    memoryLimit: engine.memoryLimit,
+    rowGroupBytes: engine.rowGroupBytes,
+    run: (sql, params) => stoppable(() => engine.run(sql, params))(),
+    rows: (sql, params) => stoppable(() => engine.rows(sql, params))(),
     close() {
       signal.removeEventListener('abort', onAbort);
       engine.close();

@@ -3,6 +3,7 @@
  * hive-partitioned by that day (`<table>/day=YYYY-MM-DD/`), so re-exporting a day replaces
  * exactly its folder.
  */
+import { join } from 'node:path';
 import { DATA_TABLES, type DataTable } from '../load/warehouse.ts';
 
 export type ExportFormat = 'parquet' | 'csv';
@@ -83,6 +84,33 @@ export function exportSelect(
     from += ` JOIN ${dialect.q('prompt_executions')} e ON e.prompt_task_id = t.prompt_task_id`;
     day = 'e.date_time';
   } else day = dialect.shanghaiDay(`t.${rule.column}`);
+  const { where, params } = inRange(day, range);
+  return { sql: `SELECT ${columns}, ${day} AS ${DAY_COLUMN} FROM ${from}${where}`, params };
+}
+
+/**
+ * The days a day-partitioned table may have rows on in the range, ascending: its executions'
+ * days (prompt_executions and its children), or deductions' own Asia/Shanghai days. One column,
+ * `day`, as text (YYYY-MM-DD). A day of executions without rows of a child table writes nothing.
+ */
+export function exportDaysSql(
+  table: DataTable,
+  range: DayRange,
+  dialect: { q: (table: string) => string; shanghaiDay: (column: string) => string },
+): { sql: string; params: string[] } {
+  const rule = DAY_RULES[table];
+  if (rule === null) throw new Error(`${table} is not partitioned by day`);
+  const day = rule.kind === 'shanghai-day' ? dialect.shanghaiDay(`t.${rule.column}`) : 't.date_time';
+  const from = dialect.q(rule.kind === 'shanghai-day' ? table : 'prompt_executions');
+  const { where, params } = inRange(day, range);
+  return {
+    sql: `SELECT DISTINCT CAST(${day} AS VARCHAR) AS ${DAY_COLUMN} FROM ${from} t${where} ORDER BY 1`,
+    params,
+  };
+}
+
+/** ` WHERE` `day` in the range (empty when unbounded), with its `$n` parameters. */
+function inRange(day: string, range: DayRange): { where: string; params: string[] } {
   const params: string[] = [];
   const where: string[] = [];
   if (range.from !== undefined) {
@@ -93,8 +121,10 @@ export function exportSelect(
     params.push(range.to);
     where.push(`${day} <= CAST($${params.length} AS DATE)`);
   }
-  return {
-    sql: `SELECT ${columns}, ${day} AS ${DAY_COLUMN} FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`,
-    params,
-  };
+  return { where: where.length ? ` WHERE ${where.join(' AND ')}` : '', params };
+}
+
+/** A day's folder of a partitioned table's folder `dir`: `dir/day=YYYY-MM-DD` (hive partitioning). */
+export function dayFolder(dir: string, day: string): string {
+  return join(dir, `${DAY_COLUMN}=${day}`);
 }

@@ -1,4 +1,5 @@
 /** Errors of the load layer that callers branch on (by `code`). */
+import { sizeInBytes } from './duckdb/size.ts';
 
 /**
  * The warehouse is in use by another process: a DuckDB file that another process has open
@@ -37,3 +38,32 @@ export class FenceLostError extends Error {
 
 export const isFenceLost = (e: unknown): e is FenceLostError =>
   e instanceof FenceLostError || (e instanceof Error && (e as { code?: unknown }).code === 'FENCE_LOST');
+
+/**
+ * DuckDB needed more memory than its limit allows and could not spill it to disk (DuckDB's
+ * `Out of Memory Error`). The message is one line naming the setting to raise and a value to try;
+ * `limit` is the limit the engine ran with (DuckDB's syntax, e.g. 128MB).
+ * Not retried: the same statement runs out again at the same limit.
+ */
+export class DuckDBOutOfMemoryError extends Error {
+  readonly code = 'DUCKDB_OUT_OF_MEMORY';
+  readonly retryable = false;
+  readonly limit: string | undefined;
+
+  /** `limit` undefined: not known where the error was caught. */
+  constructor(limit: string | undefined, options?: { cause?: unknown }) {
+    super(
+      `DuckDB ran out of memory at its limit${limit ? ` of ${limit}` : ''} (GEO_DUCKDB_MEMORY_LIMIT): ` +
+        `raise it, e.g. GEO_DUCKDB_MEMORY_LIMIT=${suggestedMemoryLimit(limit ?? '')}`,
+      options,
+    );
+    this.name = 'DuckDBOutOfMemoryError';
+    this.limit = limit;
+  }
+}
+
+/** A limit worth trying after `limit` ran out: twice it, at least 1GB, in whole GB. */
+export function suggestedMemoryLimit(limit: string): string {
+  const bytes = sizeInBytes(limit) ?? 0;
+  return `${Math.max(1, Math.ceil((2 * bytes) / 1e9))}GB`;
+}

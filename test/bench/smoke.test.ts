@@ -41,6 +41,7 @@ describe('bench --smoke', () => {
       'nightly',
       'first-read',
       'dashboards',
+      'commands',
     ]);
     // Each scenario left its figures (PostgreSQL's too where it runs; under CI it must).
     for (const key of [
@@ -64,6 +65,18 @@ describe('bench --smoke', () => {
       expect(d.mismatches).toBe(0);
       expect(d.queries.map((q) => q.equal)).not.toContain(false);
     }
+    // Every read-side command finished at the defaults, as a user runs it, on both warehouses.
+    const commands = results.commands as {
+      dialect: string;
+      commands: { key: string; finished: boolean }[];
+    }[];
+    expect(commands.map((c) => c.dialect)).toEqual(pgUp ? ['duckdb', 'postgres'] : ['duckdb']);
+    for (const c of commands)
+      expect(
+        c.commands.filter((x) => !x.finished),
+        c.dialect,
+      ).toEqual([]);
+    expect(results.commands_all_finished).toBe(true);
     if (pgUp) {
       for (const key of ['own_cost_ratio_postgres', 'load_ratio_postgres', 'rss_mb_10k_postgres'])
         expect(results[key], key).toEqual(expect.any(Number));

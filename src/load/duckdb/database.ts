@@ -17,12 +17,15 @@ import { DuckDBInstance, quotedString, type DuckDBConnection } from '@duckdb/nod
 import { WarehouseLockedError } from '../errors.ts';
 import { Mutex } from '../mutex.ts';
 import { LockFile } from './lock-file.ts';
+import { isDuckDBOutOfMemory, withMemoryLimit } from './out-of-memory.ts';
 
 export interface SharedDatabase {
   readonly path: string;
   readonly instance: DuckDBInstance;
   /** Serializes every statement of this process on this file. */
   readonly mutex: Mutex;
+  /** The buffer pool's limit the instance runs with (DuckDB's syntax), named when it runs out. */
+  readonly memoryLimit: string;
 }
 
 interface Entry {
@@ -144,10 +147,11 @@ async function openWithRetry(
   onWait: (() => void) | undefined,
 ): Promise<SharedDatabase> {
   await mkdir(dirname(path), { recursive: true });
+  const memoryLimit = settings.memoryLimit ?? DEFAULT_MEMORY_LIMIT;
   // DuckDB's buffer pool defaults to 80% of RAM and keeps what it touched: a long sync would
   // grow with the warehouse instead of the batch. Bounded, it spills to disk instead.
   const instance = await DuckDBInstance.create(':memory:', {
-    memory_limit: settings.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
+    memory_limit: memoryLimit,
     // Spills go beside the database, not into whatever directory the process was started in.
     temp_directory: settings.tempDirectory ?? `${path}.tmp`,
     ...(settings.threads !== undefined ? { threads: String(settings.threads) } : {}),
@@ -163,9 +167,10 @@ async function openWithRetry(
         await connection.run(
           `SET checkpoint_threshold = '${settings.checkpointThreshold ?? DEFAULT_CHECKPOINT_THRESHOLD}'`,
         );
-        return { path, instance, mutex: new Mutex() };
+        return { path, instance, mutex: new Mutex(), memoryLimit };
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
+        if (isDuckDBOutOfMemory(e)) throw withMemoryLimit(e, memoryLimit);
         if (!LOCKED.test(message) || Date.now() + delay > deadline)
           throw await openError(path, waitMs, message, e);
         if (delay === 50) onWait?.();

@@ -21,6 +21,7 @@ import {
 } from './database.ts';
 import { duckdbDataError, duckdbIsDuplicateKey } from './errors.ts';
 import { LockFile } from './lock-file.ts';
+import { namingMemoryLimit } from './out-of-memory.ts';
 import { readOnlyQuery } from './query.ts';
 import { Session } from './session.ts';
 import { appendDirect } from './direct.ts';
@@ -141,14 +142,22 @@ export class DuckDBDriver implements Driver {
     return duckdbDataError(error);
   }
 
+  /**
+   * Every statement of this driver runs in one of these three (transaction, connection, query):
+   * where DuckDB's out-of-memory error becomes one naming GEO_DUCKDB_MEMORY_LIMIT.
+   */
   transaction<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
-    return this.session.exclusive(() =>
-      this.session.transaction(() => fn(new DuckDBConnection(this.session, this.tableColumns, true))),
+    return namingMemoryLimit(this.db.memoryLimit, () =>
+      this.session.exclusive(() =>
+        this.session.transaction(() => fn(new DuckDBConnection(this.session, this.tableColumns, true))),
+      ),
     );
   }
 
   connection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
-    return this.session.exclusive(() => fn(new DuckDBConnection(this.session, this.tableColumns, false)));
+    return namingMemoryLimit(this.db.memoryLimit, () =>
+      this.session.exclusive(() => fn(new DuckDBConnection(this.session, this.tableColumns, false))),
+    );
   }
 
   /**
@@ -166,7 +175,7 @@ export class DuckDBDriver implements Driver {
   }
 
   query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]> {
-    return readOnlyQuery(this.session, sql, params);
+    return namingMemoryLimit(this.db.memoryLimit, () => readOnlyQuery(this.session, sql, params));
   }
 
   /** One process per DuckDB file: a shared lock (workers need PostgreSQL) is as good as exclusive. */
