@@ -240,6 +240,11 @@ describe('a record read alone that fails its schema is quarantined, and the run 
       wrote: () => undefined,
       addRows: (table: string, n: number) => stored.push(`${table}:${n}`),
       flushRejects: async () => undefined,
+      // The run's write of a list of records (its isolation of a refused one is not exercised here).
+      writeRecords: async <R>(rows: readonly R[], write: (rows: readonly R[]) => Promise<unknown>) => {
+        if (rows.length) await write(rows);
+        return rows.length;
+      },
       warehouse: {
         upsertSiteDiagnoses: async () => ({ textValuesChanged: 0 }),
         insertBalanceSnapshot: async () => ({ textValuesChanged: 0 }),
