@@ -7,7 +7,8 @@
 -- geo.duckdb).
 --
 -- The dashboards' views read the per-day aggregates (geo.rollup_*: the grain these views group by,
--- recomputed by the sync in each unit's own transaction), never every raw row: a filter on the
+-- refreshed by the sync for the units its writes marked stale; src/load/core/rollups.ts says what
+-- a reader sees during a run), never every raw row: a filter on the
 -- day, the monitoring task (project_id), the platform task (task_id), a brand or a domain
 -- reaches those tables' indexes. Rates and averages are computed here from stored counts and
 -- sums. Names (monitoring task, platform) are joined at query time, so a rename shows at once.
@@ -60,8 +61,8 @@ FROM geo.rollup_executions_daily;
 -- ---- The modelled layer (issue 22): what GEO teams ask, by name. Every column is described in
 -- the data dictionary (src/load/dictionary.ts; docs/data-dictionary.md), applied as COMMENT ON.
 
--- One row per execution, with the names people filter by and its counts of children (each
--- counted for the rows a query keeps: a filter on the day reaches the executions first).
+-- One row per execution, with the names people filter by and its counts of children (kept on
+-- the execution's own row by the writer, so a month of executions reads no child table).
 CREATE OR REPLACE VIEW geo.executions_enriched AS
 SELECT
   e.prompt_task_id,
@@ -81,15 +82,14 @@ SELECT
   e.hours,
   e.result_status,
   e.result_status = 'available' AS has_answer,
-  COALESCE(NULLIF(sc.screenshot_url, ''), NULLIF(e.screenshot_url, '')) IS NOT NULL AS has_screenshot,
-  (SELECT count(*) FROM geo.execution_ranks r WHERE r.prompt_task_id = e.prompt_task_id) AS rank_items,
-  (SELECT count(r.position) FROM geo.execution_ranks r WHERE r.prompt_task_id = e.prompt_task_id) AS valid_ranks,
-  (SELECT count(*) FROM geo.execution_sources s WHERE s.prompt_task_id = e.prompt_task_id) AS sources,
-  (SELECT count(*) FROM geo.product_cards c WHERE c.prompt_task_id = e.prompt_task_id) AS product_cards
+  e.has_screenshot,
+  CAST(e.rank_items AS BIGINT) AS rank_items,
+  CAST(e.valid_ranks AS BIGINT) AS valid_ranks,
+  CAST(e.sources AS BIGINT) AS sources,
+  CAST(e.product_cards AS BIGINT) AS product_cards
 FROM geo.prompt_executions e
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = e.project_id
-LEFT JOIN geo.platform_tasks p ON p.task_id = e.task_id
-LEFT JOIN geo.execution_screenshots sc ON sc.prompt_task_id = e.prompt_task_id;
+LEFT JOIN geo.platform_tasks p ON p.task_id = e.task_id;
 
 -- One row per execution and brand it names: the brand's best valid position in that answer
 -- (NULL when none of its items has one), and sums for averaging its items' visibility and score.

@@ -372,6 +372,9 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       }
       await ctx.writer.drain();
       await ctx.flushRejects();
+      // The aggregates of the unit this job wrote (and of any other left stale), under the job's
+      // fence like its rows.
+      if (!stopped.aborted) await ctx.rollups.finish();
     } catch (e) {
       error = e instanceof Error ? e.message : String(e);
       log.error({ err: e, fatal: isFatal(e) }, 'job failed');

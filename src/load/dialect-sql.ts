@@ -63,8 +63,12 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
   },
   duckdb: {
     double: 'DOUBLE',
-    // DuckDB uses no ART index for `IN (subquery)`: the semi-join scans, zone maps help.
-    inIds: (column, n) => `${column} IN (SELECT unnest(CAST($${n} AS BIGINT[])))`,
+    // DuckDB uses no ART index for `IN (subquery)`: the semi-join scans. The range of the ids
+    // first lets zone maps skip row groups (ids grow with time, as rows are appended): on 3.6M
+    // source rows, 76 ms without it, 8 ms with it, for a batch's ids.
+    inIds: (column, n) =>
+      `(${column} BETWEEN list_min(CAST($${n} AS BIGINT[])) AND list_max(CAST($${n} AS BIGINT[]))
+        AND ${column} IN (SELECT unnest(CAST($${n} AS BIGINT[]))))`,
     isoWeek: (d) => `strftime(${d}, '%G-W%V')`,
     jsonArrayTexts: (j, alias) =>
       `unnest(CASE WHEN json_type(${j}) = 'ARRAY' THEN json_extract_string(${j}, '$[*]') ELSE [] END) AS ${alias}(url)`,

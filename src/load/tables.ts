@@ -25,6 +25,7 @@ import type {
   BalanceSnapshotRow,
   CheckpointRow,
   DeductionRow,
+  ExecutionCounts,
   ExecutionFingerprintRow,
   ExecutionProductsRow,
   ExecutionRankRow,
@@ -41,6 +42,7 @@ import type {
   RollupDomainsRow,
   RollupExecutionsRow,
   RollupQuestionBrandsRow,
+  StoredExecutionRow,
   SiteDiagnosisRow,
   SyncRunRow,
   UnitFailureRow,
@@ -243,27 +245,55 @@ export const PLATFORM_TASKS = defineTable<PlatformTaskRow>(
   { also: [PLATFORM_TASK_PROMPTS] },
 );
 
-export const PROMPT_EXECUTIONS = defineTable<PromptExecutionRow>('prompt_executions', ['prompt_task_id'], {
+/** The children counts of an execution, on its row (sql/<dialect>/010_stale_units_and_counts.sql). */
+export const EXECUTION_COUNTS = columnsOf<ExecutionCounts>('prompt_executions', ['prompt_task_id'], {
   prompt_task_id: 'bigint',
-  task_id: 'bigint',
-  project_id: 'bigint',
-  customer_id: 'bigint?',
-  prompt_name: 'text',
-  date_time: 'date',
-  hours: 'integer',
-  status: 'integer',
-  model: 'text',
-  engine: 'text',
-  brand_exposure: 'text',
-  screenshot_url: 'text?',
-  result_status: 'text',
-  answer: 'text?',
-  think: 'text?',
-  rank_exposure: 'text',
-  rank_exposure_number: 'text',
-  created_at: 'timestamptz?',
-  updated_at: 'timestamptz?',
+  rank_items: 'integer?',
+  valid_ranks: 'integer?',
+  sources: 'integer?',
+  product_cards: 'integer?',
+  has_screenshot: 'boolean?',
 });
+const COUNT_COLUMNS = EXECUTION_COUNTS.columns.filter((c) => c.name !== 'prompt_task_id');
+
+/**
+ * prompt_executions as the API describes an execution (what verify compares); the table also
+ * holds the children counts (EXECUTION_COUNTS), which the writer adds (PROMPT_EXECUTIONS_STORED).
+ */
+export const PROMPT_EXECUTIONS = defineTable<PromptExecutionRow>(
+  'prompt_executions',
+  ['prompt_task_id'],
+  {
+    prompt_task_id: 'bigint',
+    task_id: 'bigint',
+    project_id: 'bigint',
+    customer_id: 'bigint?',
+    prompt_name: 'text',
+    date_time: 'date',
+    hours: 'integer',
+    status: 'integer',
+    model: 'text',
+    engine: 'text',
+    brand_exposure: 'text',
+    screenshot_url: 'text?',
+    result_status: 'text',
+    answer: 'text?',
+    think: 'text?',
+    rank_exposure: 'text',
+    rank_exposure_number: 'text',
+    created_at: 'timestamptz?',
+    updated_at: 'timestamptz?',
+  },
+  { also: [EXECUTION_COUNTS as TableSpec<never>], afterSynced: COUNT_COLUMNS.map((c) => c.name) },
+);
+
+/** prompt_executions as the writer stores a row: the execution and its children counts. */
+export const PROMPT_EXECUTIONS_STORED: TableSpec<StoredExecutionRow> = {
+  table: PROMPT_EXECUTIONS.table,
+  key: PROMPT_EXECUTIONS.key,
+  synced: PROMPT_EXECUTIONS.synced,
+  columns: [...PROMPT_EXECUTIONS.columns, ...COUNT_COLUMNS] as TableSpec<StoredExecutionRow>['columns'],
+};
 
 /**
  * prompt_executions without created_at/updated_at: updates a stored execution whose times could
@@ -274,6 +304,12 @@ export const PROMPT_EXECUTIONS_BUT_TIMES: TableSpec<PromptExecutionRow> = {
   key: PROMPT_EXECUTIONS.key,
   synced: PROMPT_EXECUTIONS.synced,
   columns: PROMPT_EXECUTIONS.columns.filter((c) => c.name !== 'created_at' && c.name !== 'updated_at'),
+};
+
+/** The same, with the children counts: the writer's update of such an execution. */
+export const PROMPT_EXECUTIONS_STORED_BUT_TIMES: TableSpec<StoredExecutionRow> = {
+  ...PROMPT_EXECUTIONS_STORED,
+  columns: PROMPT_EXECUTIONS_STORED.columns.filter((c) => c.name !== 'created_at' && c.name !== 'updated_at'),
 };
 
 export const EXECUTION_RANKS = defineTable<ExecutionRankRow>(
@@ -553,6 +589,17 @@ export const ROLLUP_TABLES = [
   ROLLUP_QUESTION_BRANDS_DAILY,
 ] as const;
 
+/**
+ * The invalidation log of the aggregates: units (platform task, day) whose rows a write changed
+ * since their aggregates were last refreshed (sql/<dialect>/010_stale_units_and_counts.sql).
+ */
+export const ROLLUP_STALE_UNITS = defineTable<{ marked: number; task_id: number; date: string }>(
+  'rollup_stale_units',
+  ['marked'],
+  { marked: 'bigint', task_id: 'bigint', date: 'date' },
+  { synced: false },
+);
+
 /** The migration ledger (created by ./migrate.ts before any migration). */
 const SCHEMA_MIGRATIONS = defineTable<{ version: string; name: string; applied_at: string }>(
   'schema_migrations',
@@ -600,6 +647,7 @@ export const GEO_TABLES: readonly TableDef[] = [
   SYNC_REJECTS,
   EXECUTION_FINGERPRINTS,
   ...ROLLUP_TABLES,
+  ROLLUP_STALE_UNITS,
   SCHEMA_MIGRATIONS,
   SYNC_LOCK,
 ].map((t) => t.def);

@@ -143,6 +143,16 @@ export interface StoredUnitExecutions {
   complete: Map<number, string>;
 }
 
+/** What Warehouse.refreshStaleRollups did. */
+export interface StaleRefresh {
+  /** Units whose aggregates it recomputed. */
+  units: number;
+  /** Their executions (as counted when planned). */
+  executions: number;
+  /** Transactions. */
+  batches: number;
+}
+
 export interface Warehouse {
   readonly dialect: Dialect;
   /** A description safe to log (no password). */
@@ -211,8 +221,18 @@ export interface Warehouse {
    * execution tables (rows of days without executions deleted).
    */
   refreshRollups(from: string, to: string): Promise<void>;
+  /**
+   * The units the writes marked stale (geo.rollup_stale_units) refreshed: each batch of whole
+   * units (at most a bounded number of executions) one fenced transaction. What it refreshed.
+   */
+  refreshStaleRollups(): Promise<StaleRefresh>;
   /** After refreshing many days: the planner's statistics of the aggregate tables (PostgreSQL). */
   analyzeRollups(): Promise<void>;
+  /**
+   * After a run: the tables it grew by a large share made ready for readers (PostgreSQL: VACUUM
+   * (ANALYZE) of each, outside a transaction; DuckDB needs nothing). The tables tidied.
+   */
+  tidyGrownTables(): Promise<string[]>;
   /** Finished units among the given dates, as `${task_id}|${date}` keys. */
   finishedUnits(dates: readonly string[]): Promise<Set<string>>;
   /** Records failed units (the latest failure per unit is kept). */

@@ -17,6 +17,7 @@ import { rowsByTable } from './batch.ts';
 import { isolateFailures } from './isolate.ts';
 import { Slots } from './slots.ts';
 import { GroupWriter } from './writer.ts';
+import { RollupRefresher } from './rollup-refresh.ts';
 
 export interface RunCounters {
   rows: Record<string, number>;
@@ -131,6 +132,8 @@ export class RunContext {
 
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
+  /** Refreshes the aggregates of the units the writer marked stale (during the run and at its end). */
+  readonly rollups: RollupRefresher;
 
   /** Child requests whose answer the run already knows (issue 30), counted in `notAsked`. */
   readonly shortcuts = new ReadShortcuts(this.counters.notAsked);
@@ -146,6 +149,7 @@ export class RunContext {
   ) {
     this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
     const pending = Math.max(1, config.batchSize) * 4;
+    this.rollups = new RollupRefresher(warehouse, logger);
     this.writer = new GroupWriter(
       async (batch, completions) => {
         // Stopped for a reason other than an interruption (the lock was lost): another run may
@@ -161,6 +165,7 @@ export class RunContext {
             : new Error(`quarantined records could not be written: ${(e as Error).message}`, { cause: e });
         });
         this.wrote(await warehouse.writeExecutionBatch(batch, completions));
+        await this.rollups.wrote(batch.executions.length);
       },
       pending,
       this.counters.rows,

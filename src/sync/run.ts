@@ -282,6 +282,13 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     if (unitsError) throw (unitsError as { error: unknown }).error;
     await Promise.all(sideReads);
     await ctx.flushRejects();
+    // The aggregates of every unit this run wrote, before the run is recorded as done (nothing
+    // stays stale at rest); then the tables it grew a lot made ready for readers.
+    if (!deps.signal?.aborted) {
+      const refreshed = await ctx.rollups.finish();
+      const tidied = await deps.warehouse.tidyGrownTables();
+      logger.info({ ...refreshed, tidied }, 'aggregates refreshed');
+    }
     stopped(); // a stop that let every unit end quietly still marks the run
   } catch (e) {
     if (!stopped()) {

@@ -74,6 +74,22 @@ export interface PromptExecutionRow {
   updated_at: string | null;
 }
 
+/**
+ * An execution's children counted on its own row (sql/<dialect>/010): written by the writer
+ * with the execution, read by the views at the execution grain instead of the child tables.
+ */
+export interface ExecutionCounts {
+  prompt_task_id: number;
+  rank_items: number | null;
+  valid_ranks: number | null;
+  sources: number | null;
+  product_cards: number | null;
+  has_screenshot: boolean | null;
+}
+
+/** An execution row as stored: the API's fields and its children's counts. */
+export type StoredExecutionRow = PromptExecutionRow & Omit<ExecutionCounts, 'prompt_task_id'>;
+
 export interface ExecutionRankRow {
   prompt_task_id: number;
   /** 0-based index in rank_details: every item is kept, valid or not. */

@@ -21,6 +21,8 @@ const pgUp = await postgresReachable();
 const D1 = '2026-11-16';
 const D2 = '2026-11-17';
 const RANGE = ['2026-11-01', '2026-11-30'];
+/** The day of fixtures.ts's executions. */
+const FIXTURE_DAY = '2026-11-20';
 
 async function freshTarget(dialect: Dialect): Promise<{ target: string; drop: () => Promise<void> }> {
   if (dialect === 'postgres') {
@@ -97,6 +99,26 @@ async function seedTasks(w: Warehouse): Promise<void> {
   ]);
 }
 
+/**
+ * A warehouse whose writes refresh the aggregates of the units they marked stale when they
+ * return, as a run does during and at its end: what a reader sees at rest.
+ */
+function refreshing(w: Warehouse): Warehouse {
+  const writes = new Set(['writeExecutionBatch', 'completeUnit', 'updateMonitoringTaskConfig']);
+  return new Proxy(w, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      if (!writes.has(String(prop))) return value.bind(target);
+      return async (...args: unknown[]) => {
+        const result: unknown = await value.apply(target, args);
+        await target.refreshStaleRollups();
+        return result;
+      };
+    },
+  });
+}
+
 for (const dialect of ['duckdb', 'postgres'] as const) {
   describe.skipIf(dialect === 'postgres' && !pgUp)(`per-day aggregates (${dialect})`, () => {
     const cleanup: (() => Promise<void>)[] = [];
@@ -106,7 +128,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
     const open = async () => {
       const t = await freshTarget(dialect);
       cleanup.push(t.drop);
-      return openWarehouse(t.target, { migrate: true });
+      return refreshing(await openWarehouse(t.target, { migrate: true }));
     };
 
     it('every write keeps them equal to a recomputation, in its own transaction', async () => {
@@ -444,28 +466,35 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
     };
 
     it.runIf(dialect === 'postgres')(
-      'two writers of one unit at once: the second waits and counts both (no duplicate aggregate row)',
+      'two refreshes of one unit at once: the second waits, then refreshes only what the first did not see',
       () =>
         twoWriters(async ({ a, slow, thenB }) => {
-          await a.writeExecutionBatch(batch({ executions: [execution(1)] }));
-          // A's transaction holds its unit's new rows and aggregates 1.5 s before it commits.
-          const first = slow.writeExecutionBatch(batch({ executions: [execution(2)] }));
-          await thenB((b) => b.writeExecutionBatch(batch({ executions: [execution(3)] })));
-          await first;
+          await a.writeExecutionBatch(batch({ executions: [execution(1), execution(2)] }));
+          // A's refresh holds the unit's lock and its new aggregate rows 1.5 s before it commits.
+          const first = slow.refreshStaleRollups();
+          // Meanwhile B writes (a writer waits for no refresh) and refreshes: it waits for A's lock.
+          await thenB(async (b) => {
+            await b.writeExecutionBatch(batch({ executions: [execution(3)] }));
+            await b.refreshStaleRollups();
+          });
+          expect(await first).toMatchObject({ units: 1 });
           expect(await mismatches(a)).toEqual([]);
           expect(await a.query('SELECT executions FROM geo.rollup_executions_daily')).toEqual([
             { executions: 3 },
           ]);
+          expect(await a.query('SELECT * FROM geo.rollup_stale_units')).toEqual([]);
         }),
     );
 
     it.runIf(dialect === 'postgres')(
-      'a unit written while brand_urls change is decided against the new hosts',
+      'a unit refreshed while brand_urls change is decided against the new hosts',
       () =>
         twoWriters(async ({ a, slow, thenB }) => {
           await a.writeExecutionBatch(
             batch({ executions: [execution(1)], sources: [source(11, 1, 'shop.bolt.cn')] }),
           );
+          await a.refreshStaleRollups();
+          expect(await owned(a, 'shop.bolt.cn')).toEqual([false]);
           // The configuration's transaction decides `owned` again, then holds 1.5 s before it commits.
           const config = slow.updateMonitoringTaskConfig([
             {
@@ -477,16 +506,53 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
               emails: [],
             },
           ]);
-          await thenB((b) =>
-            b.writeExecutionBatch(
+          await thenB(async (b) => {
+            await b.writeExecutionBatch(
               batch({ executions: [execution(2)], sources: [source(21, 2, 'shop.bolt.cn')] }),
-            ),
-          );
+            );
+            await b.refreshStaleRollups();
+          });
           await config;
           expect(await owned(a, 'shop.bolt.cn')).toEqual([true]);
           expect(await mismatches(a)).toEqual([]);
         }),
     );
+
+    it('a write marks its units stale and leaves their aggregates; rollups_match skips them until the refresh', async () => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      const w = await openWarehouse(t.target, { migrate: true });
+      try {
+        await seedTasks(w);
+        await w.writeExecutionBatch(batch({ executions: [execution(1)], ranks: [rank(1, 0, 'Acme', 1)] }));
+        expect(await w.refreshStaleRollups()).toEqual({ units: 1, executions: 1, batches: 1 });
+        const before = await w.query('SELECT * FROM geo.rollup_brands_daily ORDER BY brand');
+        // Replaced with another brand, a new execution in another unit, and one deleted by closing.
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(1), execution(5, { task_id: 11 })],
+            ranks: [rank(1, 0, 'Bolt', 2), rank(5, 0, 'Cleo', 1)],
+          }),
+        );
+        expect(await w.query('SELECT * FROM geo.rollup_brands_daily ORDER BY brand')).toEqual(before);
+        const stale = await w.query('SELECT task_id, date FROM geo.rollup_stale_units ORDER BY task_id');
+        expect(stale.map((r) => [num(r.task_id), String(r.date)])).toEqual([
+          [10, FIXTURE_DAY],
+          [11, FIXTURE_DAY],
+        ]);
+        // Behind, not wrong: the check skips the units marked.
+        expect(await mismatches(w)).toEqual([]);
+        expect(await w.refreshStaleRollups()).toMatchObject({ units: 2, batches: 1 });
+        expect(await w.query('SELECT * FROM geo.rollup_stale_units')).toEqual([]);
+        expect(await brandRow(w, FIXTURE_DAY, 'Bolt')).toMatchObject({ rank_items: 1, best_position: 2 });
+        expect(await brandRow(w, FIXTURE_DAY, 'Acme')).toBeUndefined();
+        expect(await mismatches(w)).toEqual([]);
+        // Nothing stale: a refresh does nothing.
+        expect(await w.refreshStaleRollups()).toEqual({ units: 0, executions: 0, batches: 0 });
+      } finally {
+        await w.close();
+      }
+    });
 
     it('a refused commit leaves the aggregates as they were, with the rows', async () => {
       const w = await open();

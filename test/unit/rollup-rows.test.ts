@@ -7,7 +7,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  mergeRollupRows,
   ownedBy,
   rollupRowsOf,
   weekStart,
@@ -182,43 +181,5 @@ describe('rollupRowsOf', () => {
       ['other.org', 4, 1, false],
     ]);
     expect(rows.rollup_executions_daily[0]!.citations).toBe(7);
-  });
-});
-
-describe('mergeRollupRows', () => {
-  it('equals the recomputation of the stored and the new executions together', () => {
-    const old = [execution(1), execution(2, { prompt_name: 'cheap phone?' })];
-    const added = [execution(3), execution(4, { customer_id: null })];
-    const oldRanks = [rank(1, 'Acme', 3), rank(2, 'Acme', null)];
-    const newRanks = [rank(3, 'Acme', 1), rank(4, 'Acme', 2), rank(3, 'Bolt', 2)];
-    const cite = (id: number, domain: string, n: number) => ({
-      prompt_task_id: id,
-      domain,
-      site: domain,
-      citations: n,
-    });
-    const oldCitations = [cite(1, 'example.com', 2)];
-    const newCitations = [cite(3, 'example.com', 1), cite(3, 'other.org', 1)];
-    const stored = rollupRowsOf(facts({ executions: old, ranks: oldRanks, citations: oldCitations }));
-    // The hosts changed meanwhile: the new row's owned wins.
-    const hosts = new Map([[1, ['example.com']]]);
-    const fresh = rollupRowsOf(facts({ executions: added, ranks: newRanks, citations: newCitations, hosts }));
-    const all = [...old, ...added];
-    const runs = [
-      { date_time: DAY, task_id: 10, prompt_name: 'best phone?', runs: 3 },
-      { date_time: DAY, task_id: 10, prompt_name: 'cheap phone?', runs: 1 },
-    ];
-    const whole = rollupRowsOf(
-      facts({
-        executions: all,
-        ranks: [...oldRanks, ...newRanks],
-        citations: [...oldCitations, ...newCitations],
-        hosts,
-      }),
-    );
-    const sorted = (rows: readonly unknown[]) => rows.map((r) => JSON.stringify(r)).sort();
-    const merged = mergeRollupRows(stored, fresh, runs);
-    for (const table of Object.keys(whole) as (keyof typeof whole)[])
-      expect(sorted(merged[table]), table).toEqual(sorted(whole[table]));
   });
 });

@@ -16,8 +16,19 @@
  * key, the transaction is rolled back and the batch is written again the general way: upserts
  * for executions, screenshots, product summaries and sources; the replaced executions' ranks and
  * cards deleted, then inserted.
+ *
+ * The per-day aggregates are not touched here: the transaction records the units whose rows it
+ * changed in geo.rollup_stale_units (markStale), and the sync refreshes them in transactions of
+ * their own (rollups.ts refreshStaleUnits). Each execution row carries its children's counts,
+ * taken from the batch (withCounts); only an execution whose batch keeps some stored children
+ * (a child that failed to read) has those counted from the tables after the write.
  */
-import type { ExecutionBatch, ExecutionFingerprintRow, PromptExecutionRow } from '../../transform/rows.ts';
+import type {
+  ExecutionBatch,
+  ExecutionFingerprintRow,
+  PromptExecutionRow,
+  StoredExecutionRow,
+} from '../../transform/rows.ts';
 import { isEmptyBatch, prepareBatch, type PreparedBatch } from '../batch.ts';
 import {
   EXECUTION_CHILD_TABLES,
@@ -28,7 +39,8 @@ import {
   EXECUTION_SOURCES,
   PRODUCT_CARDS,
   PROMPT_EXECUTIONS,
-  PROMPT_EXECUTIONS_BUT_TIMES,
+  PROMPT_EXECUTIONS_STORED,
+  PROMPT_EXECUTIONS_STORED_BUT_TIMES,
   SYNC_CHECKPOINTS,
   type TableSpec,
 } from '../tables.ts';
@@ -36,8 +48,8 @@ import { storedRows } from '../text.ts';
 import type { UnitCompletion, Written } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
 import { chunked, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
-import { dedupeBy, unitKeyOf } from '../values.ts';
-import { distinctUnits, maintainRollups, type RollupChanges, type RollupUnit } from './rollups.ts';
+import { dedupeBy } from '../values.ts';
+import { markStale, type RollupUnit } from './rollups.ts';
 
 /**
  * Merges a batch; `stored`: the batch's executions (and parents of its rows) already stored.
@@ -46,14 +58,14 @@ import { distinctUnits, maintainRollups, type RollupChanges, type RollupUnit } f
 type Merge = (
   driver: Driver,
   c: Connection,
-  b: PreparedBatch,
+  b: CountedBatch,
   stored: ReadonlySet<number>,
 ) => Promise<RollupUnit[]>;
 
 export interface BatchWriteOptions {
   /** Runs last inside the transaction (the fences: ownership checked at commit time). */
   readonly beforeCommit?: (c: Connection) => Promise<void>;
-  /** Recompute the per-day aggregates of the units written (rollups.ts). @default true */
+  /** Record the units written as stale for the per-day aggregates (rollups.ts). @default true */
   readonly rollups?: boolean;
 }
 
@@ -64,21 +76,22 @@ export async function writeExecutionBatch(
   { beforeCommit, rollups = true }: BatchWriteOptions = {},
 ): Promise<Written> {
   if (isEmptyBatch(batch) && completions.length === 0) return { textValuesChanged: 0 };
-  const { batch: b, changed } = storedBatch(prepareBatch(batch));
+  const { batch: stored_, changed } = storedBatch(prepareBatch(batch));
+  const b = withCounts(stored_);
   const fingerprints = dedupeBy(batch.fingerprints ?? [], (r) => r.prompt_task_id);
   const write = (merge: Merge) =>
     driver.transaction(
       async (c) => {
         // The units whose rows this transaction changes: those its stored rows belong to (an
-        // execution that moved leaves its old unit), those it deletes from, a moved source's,
-        // recomputed whole; and those that only gain new executions, added to.
+        // execution that moved leaves its old unit), the batch's, a moved source's old one, and
+        // those it deletes from. Recorded as stale; their aggregates are refreshed later.
         const stored = await storedUnitsOf(driver, c, b.keys);
-        const recompute: RollupUnit[] = [...stored.units];
-        recompute.push(...(await merge(driver, c, b, stored.ids)));
+        const changedUnits: RollupUnit[] = [...stored.units, ...b.executions.map(unitOfExecution)];
+        changedUnits.push(...(await merge(driver, c, b, stored.ids)));
+        await recount(driver, c, b.recount);
         await upsertFingerprints(driver, c, fingerprints);
-        for (const unit of completions) if (await closeUnit(driver, c, unit)) recompute.push(unit);
-        // Their aggregates, from the rows as this transaction leaves them (rollups.ts).
-        if (rollups) await maintainRollups(driver, c, rollupChanges(recompute, b.executions, stored.ids));
+        for (const unit of completions) if (await closeUnit(driver, c, unit)) changedUnits.push(unit);
+        if (rollups) await markStale(driver, c, changedUnits);
         if (beforeCommit) await beforeCommit(c);
       },
       { bulk: true },
@@ -121,37 +134,77 @@ async function deleteIds(driver: Driver, c: Connection, table: { table: string }
 
 const unitOfExecution = (e: PromptExecutionRow): RollupUnit => ({ task_id: e.task_id, date: e.date_time });
 
+/** A batch whose executions carry their children's counts. */
+interface CountedBatch extends Omit<PreparedBatch, 'executions'> {
+  executions: StoredExecutionRow[];
+  /**
+   * Ids whose counts come from the tables after the write: executions whose batch keeps some
+   * stored children (those failed to read), and ids the batch gives children of without their
+   * execution (a stored execution's counts change).
+   */
+  recount: number[];
+}
+
 /**
- * What maintainRollups does for a transaction: the units to recompute, and those that only gained
- * executions never stored before (a unit read in several batches adds each batch to its
- * aggregates instead of rereading all it holds so far: on the bench's 10,000-execution unit that
- * was 50 rereads of a growing unit).
+ * Each execution's counts from the batch's rows, as the views counted them: rank items and
+ * those with a position, source rows, product cards, and whether a screenshot URL is stored (the
+ * screenshot row's, else the execution's own). Where the batch keeps a stored child, that count
+ * is NULL here and the execution is recounted from the tables (recount).
  */
-function rollupChanges(
-  recompute: readonly RollupUnit[],
-  executions: readonly PromptExecutionRow[],
-  stored: ReadonlySet<number>,
-): RollupChanges {
-  const whole = new Set(recompute.map((u) => unitKeyOf(u.task_id, u.date)));
-  const added = new Map<string, { unit: RollupUnit; ids: number[] }>();
-  for (const e of executions) {
-    const unit = unitOfExecution(e);
-    const key = unitKeyOf(unit.task_id, unit.date);
-    if (stored.has(e.prompt_task_id)) whole.add(key);
-    else if (!whole.has(key)) {
-      const a = added.get(key) ?? { unit, ids: [] };
-      a.ids.push(e.prompt_task_id);
-      added.set(key, a);
-    }
-  }
-  const units = [
-    ...recompute,
-    ...executions.filter((e) => stored.has(e.prompt_task_id)).map(unitOfExecution),
-  ];
-  return {
-    recompute: distinctUnits(units),
-    added: [...added].filter(([key]) => !whole.has(key)).map(([, a]) => a),
+export function withCounts(b: PreparedBatch): CountedBatch {
+  const count = new Map<number, { items: number; valid: number; sources: number; cards: number }>();
+  const of = (id: number) => {
+    let c = count.get(id);
+    if (!c) count.set(id, (c = { items: 0, valid: 0, sources: 0, cards: 0 }));
+    return c;
   };
+  for (const r of b.ranks) {
+    const c = of(r.prompt_task_id);
+    c.items++;
+    if (r.position !== null) c.valid++;
+  }
+  for (const s of b.sources) of(s.prompt_task_id).sources++;
+  for (const k of b.cards) of(k.prompt_task_id).cards++;
+  const shots = new Map(b.screenshots.map((s) => [s.prompt_task_id, s.screenshot_url]));
+  const replacedSources = new Set(b.replaced.sources);
+  const replacedCards = new Set(b.replaced.cards);
+  const replacedShots = new Set(b.replaced.screenshots);
+  const recount = new Set<number>(b.keys);
+  const executions = b.executions.map((e): StoredExecutionRow => {
+    const id = e.prompt_task_id;
+    recount.delete(id);
+    const c = count.get(id) ?? { items: 0, valid: 0, sources: 0, cards: 0 };
+    const known = replacedSources.has(id) && replacedCards.has(id) && replacedShots.has(id);
+    if (!known) recount.add(id);
+    const shot = shots.get(id);
+    return {
+      ...e,
+      rank_items: c.items,
+      valid_ranks: c.valid,
+      sources: replacedSources.has(id) ? c.sources : null,
+      product_cards: replacedCards.has(id) ? c.cards : null,
+      has_screenshot: replacedShots.has(id) ? Boolean(shot) || Boolean(e.screenshot_url) : null,
+    };
+  });
+  return { ...b, executions, recount: [...recount] };
+}
+
+/** The counts of these executions from their stored children (rows of this transaction included). */
+async function recount(driver: Driver, c: Connection, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  const e = 'geo.prompt_executions.prompt_task_id';
+  await c.execute(
+    `UPDATE geo.prompt_executions SET
+       rank_items = (SELECT count(*) FROM geo.execution_ranks r WHERE r.prompt_task_id = ${e}),
+       valid_ranks = (SELECT count(r.position) FROM geo.execution_ranks r WHERE r.prompt_task_id = ${e}),
+       sources = (SELECT count(*) FROM geo.execution_sources s WHERE s.prompt_task_id = ${e}),
+       product_cards = (SELECT count(*) FROM geo.product_cards k WHERE k.prompt_task_id = ${e}),
+       has_screenshot = COALESCE(
+         NULLIF((SELECT sc.screenshot_url FROM geo.execution_screenshots sc WHERE sc.prompt_task_id = ${e}), ''),
+         NULLIF(screenshot_url, '')) IS NOT NULL
+     WHERE ${driver.inIds('prompt_task_id', 1)}`,
+    [ids],
+  );
 }
 
 /** Which of `keys` are stored executions, and the units they belong to. */
@@ -196,7 +249,7 @@ const fastPath: Merge = async (driver, c, b, stored) => {
   }
   await updateKeepingTimes(driver, c, b.executions, timesKept);
   await c.load(
-    PROMPT_EXECUTIONS,
+    PROMPT_EXECUTIONS_STORED,
     timesKept.size ? b.executions.filter((e) => !timesKept.has(e.prompt_task_id)) : b.executions,
     'insert',
   );
@@ -216,15 +269,15 @@ const fastPath: Merge = async (driver, c, b, stored) => {
 async function updateKeepingTimes(
   driver: Driver,
   c: Connection,
-  executions: readonly PromptExecutionRow[],
+  executions: readonly StoredExecutionRow[],
   ids: ReadonlySet<number>,
 ): Promise<Set<number>> {
   const updated = new Set<number>();
   if (ids.size === 0) return updated;
-  const sql = updateByKeySql(driver, PROMPT_EXECUTIONS_BUT_TIMES);
+  const sql = updateByKeySql(driver, PROMPT_EXECUTIONS_STORED_BUT_TIMES);
   for (const e of executions) {
     if (!ids.has(e.prompt_task_id) || updated.has(e.prompt_task_id)) continue;
-    const n = await c.execute(sql, valuesParams(PROMPT_EXECUTIONS_BUT_TIMES, [e]));
+    const n = await c.execute(sql, valuesParams(PROMPT_EXECUTIONS_STORED_BUT_TIMES, [e]));
     if (n > 0) updated.add(e.prompt_task_id);
   }
   return updated;
@@ -258,7 +311,7 @@ const safePath: Merge = async (driver, c, b) => {
   const kept = new Set(b.timesKept);
   const updated = await updateKeepingTimes(driver, c, b.executions, kept);
   await c.load(
-    PROMPT_EXECUTIONS,
+    PROMPT_EXECUTIONS_STORED,
     b.executions.filter((e) => !updated.has(e.prompt_task_id)),
     'upsert',
   );
@@ -293,7 +346,7 @@ async function upsertFingerprints(
  * longer lists, with their children (unless the listing is not trusted whole:
  * `deleteUnlisted: false`), then upserts the checkpoint. A checkpoint thus never exists without
  * the rows it vouches for (committed by earlier batches) nor with rows it disowns. Returns whether
- * it deleted executions (the unit's aggregates are then recomputed by the caller).
+ * it deleted executions (the unit is then stale for the aggregates: the caller records it).
  */
 export async function closeUnit(driver: Driver, c: Connection, unit: UnitCompletion): Promise<boolean> {
   let deleted = false;

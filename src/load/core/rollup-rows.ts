@@ -1,6 +1,6 @@
 /**
  * The per-day aggregates of some units (platform task, day), computed from their rows: what a
- * sync's write transaction stores for the units it changed (rollups.ts maintainRollups). The same
+ * sync's refresh stores for the stale units (rollups.ts refreshStaleUnits). The same
  * measures as the SQL recomputation (rollups.ts SELECTS), which `rollups refresh`, the upgrade
  * fill and `check rollups_match` use: the check holds the two to the same rows, and the tests
  * compare them on every kind of write. Pure: the rows come in, the aggregate rows go out.
@@ -247,87 +247,6 @@ export function rollupRowsOf(facts: UnitFacts): RollupRows {
       executions_citing: new Set(group.map((g) => g.e.prompt_task_id)).size,
       owned: ownedBy(c.site, facts.hosts.get(e.project_id) ?? []),
     });
-  }
-  return out;
-}
-
-/** How two rows of one grain combine: counts and sums add, the best position is the least. */
-const LEAST = new Set(['best_position']);
-const SUMMED: Record<keyof RollupRows, ReadonlySet<string>> = asSets({
-  rollup_executions_daily: [
-    'executions',
-    'available',
-    'missing',
-    'with_screenshot',
-    'valid_rank_items',
-    'citations',
-  ],
-  rollup_brands_daily: [
-    'rank_items',
-    'valid_rank_items',
-    'position_sum',
-    'executions_ranked',
-    'best_position_sum',
-    'top1_executions',
-    'top3_executions',
-    'visibility_sum',
-    'visibility_items',
-    'score_sum',
-    'score_items',
-  ],
-  rollup_domains_daily: ['citations', 'executions_citing'],
-  rollup_question_brands_daily: ['runs_ranked', 'best_position_sum'],
-});
-function asSets(
-  lists: Record<keyof RollupRows, readonly string[]>,
-): Record<keyof RollupRows, ReadonlySet<string>> {
-  const out = {} as Record<keyof RollupRows, ReadonlySet<string>>;
-  for (const [table, list] of Object.entries(lists)) out[table as keyof RollupRows] = new Set(list);
-  return out;
-}
-/** The columns of each grain (tables.ts keys). */
-const GRAIN: Record<keyof RollupRows, readonly string[]> = {
-  rollup_executions_daily: ['date', 'task_id', 'project_id', 'customer_id', 'engine', 'model'],
-  rollup_brands_daily: ['date', 'task_id', 'project_id', 'customer_id', 'engine', 'model', 'brand'],
-  rollup_domains_daily: ['date', 'task_id', 'project_id', 'customer_id', 'domain'],
-  rollup_question_brands_daily: ['date', 'task_id', 'project_id', 'customer_id', 'question', 'brand'],
-};
-
-/**
- * The aggregate rows of units that only gained executions: `stored` (the units' rows as they
- * were) combined with `fresh` (the new executions' rows alone): what a recomputation of the units
- * gives, since their executions are those of both, none twice. Each question's runs (the same in
- * every brand's row of it) are the unit's count, `runs`, not a sum of rows. `owned` is the new
- * row's where both have one (decided against the hosts of now).
- */
-export function mergeRollupRows(
-  stored: RollupRows,
-  fresh: RollupRows,
-  runs: readonly { date_time: string; task_id: number; prompt_name: string; runs: number }[],
-): RollupRows {
-  const out = {} as RollupRows;
-  for (const table of Object.keys(GRAIN) as (keyof RollupRows)[]) {
-    const keyOf = (r: object) => key(...GRAIN[table].map((k) => (r as Record<string, unknown>)[k]));
-    const rows = new Map<string, Record<string, unknown>>();
-    for (const r of stored[table]) rows.set(keyOf(r), { ...r });
-    for (const r of fresh[table] as unknown as Record<string, unknown>[]) {
-      const old = rows.get(keyOf(r));
-      if (!old) {
-        rows.set(keyOf(r), { ...r });
-        continue;
-      }
-      for (const [column, value] of Object.entries(r)) {
-        if (SUMMED[table].has(column)) old[column] = Number(old[column]) + Number(value);
-        else if (LEAST.has(column))
-          old[column] = least([old[column] as number | null, value as number | null]);
-        else if (column === 'owned') old[column] = value;
-      }
-    }
-    (out[table] as unknown[]) = [...rows.values()];
-  }
-  const runsOf = new Map(runs.map((r) => [key(r.date_time, r.task_id, r.prompt_name), Number(r.runs)]));
-  for (const r of out.rollup_question_brands_daily) {
-    r.runs = runsOf.get(key(r.date, r.task_id, r.question)) ?? r.runs;
   }
   return out;
 }

@@ -1,20 +1,30 @@
 /**
- * The per-day aggregates (issue 28), for every dialect: the statements that recompute them from
- * the execution tables, for some units (platform task, day) or some days, and the comparison
- * `check rollups_match` runs. The views (sql/views.sql) read these tables instead of grouping
- * every raw row at each query.
+ * The per-day aggregates, for every dialect: how they are refreshed from the execution tables,
+ * for some units (platform task, day) or some days, and the comparison `check rollups_match`
+ * runs. The views (sql/views.sql) read these tables instead of grouping every raw row at each
+ * query.
  *
- * How they stay right: every write transaction that changes a unit's rows (an execution batch,
- * the deletion of executions no longer listed) ends by recomputing that unit's aggregate rows
- * (delete, then insert from the unit's rows), in the same transaction, before the fences are
- * checked. A reader therefore never sees rows without their aggregates, and after a kill -9 both
- * or neither are there. A unit is recomputed whole, never patched with a difference: the best
- * position (a minimum) cannot be taken back when an execution is replaced, and a whole unit is
- * small (its day's executions of one platform task).
+ * How they stay right, at no cost to the writes: a write transaction (an execution batch, the
+ * deletion of executions no longer listed) records the units whose rows it changed in
+ * geo.rollup_stale_units (markStale: one INSERT, nothing read back), like TimescaleDB's
+ * invalidation log. The sync refreshes the stale units set-based in transactions of their own
+ * (refreshStaleUnits: during a run every so many executions or seconds, and always at its end;
+ * a worker at the end of each job): each unit's aggregate rows are recomputed whole from its rows
+ * and replaced, and exactly the markers read are deleted. A unit is recomputed whole, never
+ * patched with a difference: the best position (a minimum) cannot be taken back when an
+ * execution is replaced, and a unit is small (its day's executions of one platform task).
  *
- * Only additive quantities are stored (counts and sums), plus two that merge by taking the least
- * (best positions) and `owned`, which depends on the monitoring task's brand_urls and is set
- * again when they change (ownership.ts). Names are joined at query time.
+ * What a reader sees: at rest (after a run; after a kill -9, after the next run or `rollups
+ * refresh`) no marker is left and the aggregates equal the rows. During a run, a unit written
+ * since its last refresh shows its aggregates as of that refresh, and is listed in
+ * rollup_stale_units; rollups_match skips exactly those.
+ *
+ * Two computations of the same measures: the SQL below (SELECTS: `rollups refresh`, the upgrade
+ * fill, `check`) and rollup-rows.ts (the sync's refresh of a few units, which reads them by
+ * simple filters instead of joins that scan every child table); the check and the tests hold the
+ * two to the same rows. Only additive quantities are stored (counts and sums), plus two that
+ * merge by taking the least (best positions) and `owned`, which depends on the monitoring task's
+ * brand_urls and is set again when they change (decideOwnership). Names are joined at query time.
  */
 import { DIALECT_SQL, ownedBy, siteOf, weekStartOf } from '../dialect-sql.ts';
 import {
@@ -30,7 +40,6 @@ import { unitKeyOf } from '../values.ts';
 import type { Connection, Driver, Param } from './driver.ts';
 import { columnList } from './statements.ts';
 import {
-  mergeRollupRows,
   rollupRowsOf,
   type CitationFacts,
   type ExecutionFacts,
@@ -253,7 +262,7 @@ export function distinctUnits(units: Iterable<RollupUnit>): RollupUnit[] {
 
 /**
  * `check rollups_match` over the days `$1`..`$2`: the rows stored and the rows recomputed that
- * differ, one row per side (`stored` only, `recomputed` only) with the table, day, platform task
+ * differ, outside the units marked stale (their refresh is pending: not wrong, behind), one row per side (`stored` only, `recomputed` only) with the table, day, platform task
  * and the rest of the row as text; a row stored twice shows once as `stored` only (EXCEPT ALL).
  * Portable SQL, ending with ORDER BY column positions.
  */
@@ -278,7 +287,8 @@ export function rollupsMatchSql(driver: Dialected, table: string): string {
     ] as const) {
       parts.push(
         `SELECT '${spec.table}' AS table_name, '${side}' AS only_in, x.date, x.task_id, ${detail} AS row_values
-         FROM ((${a}) EXCEPT ALL (${b})) x (${columnList(spec)})`,
+         FROM ((${a}) EXCEPT ALL (${b})) x (${columnList(spec)})
+         WHERE NOT EXISTS (SELECT 1 FROM geo.rollup_stale_units s WHERE s.date = x.date AND s.task_id = x.task_id)`,
       );
     }
   }
@@ -435,77 +445,136 @@ export async function decideOwnership(
   );
 }
 
-/** What a write transaction changed, for maintainRollups. */
-export interface RollupChanges {
-  /** Units whose rows were replaced or deleted: recomputed from all their rows. */
-  readonly recompute: readonly RollupUnit[];
-  /**
-   * Units that only gained executions (these ids, none of them stored before, nothing of the unit
-   * deleted): their aggregate rows plus the new executions' rows, without rereading the rest. A
-   * unit read in several transactions (more executions than a batch) costs each transaction its
-   * own batch, not the whole unit so far.
-   */
-  readonly added: readonly { readonly unit: RollupUnit; readonly ids: readonly number[] }[];
+/**
+ * Records the units as stale, inside the caller's write transaction (one statement, nothing
+ * read): their aggregates are refreshed later (refreshStaleUnits), by the sync or by
+ * `rollups refresh`. Each marker gets its own number (a sequence), so a refresh deletes exactly
+ * the markers it saw.
+ */
+export async function markStale(
+  _driver: Dialected,
+  c: Connection,
+  units: readonly RollupUnit[],
+): Promise<void> {
+  const list = distinctUnits(units);
+  if (list.length === 0) return;
+  await c.execute(
+    `INSERT INTO geo.rollup_stale_units (task_id, date)
+     SELECT t, CAST(d AS DATE) FROM (
+       SELECT unnest(CAST($1 AS BIGINT[])) AS t, unnest(CAST($2 AS VARCHAR[])) AS d) u`,
+    [list.map((u) => u.task_id), list.map((u) => u.date)],
+  );
+}
+
+/** Stale units to refresh together: whole units, at most REFRESH_BATCH_EXECUTIONS executions. */
+export interface StaleBatch {
+  readonly units: RollupUnit[];
+  readonly executions: number;
+}
+
+/** The stale units, oldest day first, in batches of at most `max` executions (a larger unit alone). */
+export async function staleBatches(c: Connection, max = REFRESH_BATCH_EXECUTIONS): Promise<StaleBatch[]> {
+  const rows = await c.rows<{ task_id: number; date: string; executions: number | string }>(
+    `SELECT s.task_id, s.date, (SELECT count(*) FROM geo.prompt_executions e
+       WHERE e.task_id = s.task_id AND e.date_time = s.date) AS executions
+     FROM (SELECT DISTINCT task_id, date FROM geo.rollup_stale_units) s
+     ORDER BY s.date, s.task_id`,
+  );
+  const out: { units: RollupUnit[]; executions: number }[] = [];
+  let current: { units: RollupUnit[]; executions: number } | null = null;
+  for (const r of rows) {
+    const unit = { task_id: Number(r.task_id), date: r.date };
+    const n = Number(r.executions);
+    if (!current || current.executions + n > max) out.push((current = { units: [], executions: 0 }));
+    current.units.push(unit);
+    current.executions += n;
+  }
+  return out;
 }
 
 /**
- * Keeps the aggregates right inside the caller's transaction, which changed some units' rows.
- * The rows are read by simple filters (the units' days and tasks, or the executions' ids), the
- * aggregate rows computed here (rollup-rows.ts: the measures the SQL of `rollups refresh`
- * computes), the units' aggregate rows deleted and the new ones bulk-loaded. Measured on a year of
- * 2,400 executions a day in DuckDB, the SQL recomputation's joins scanned every child table in
- * each transaction (6.5 s); these reads touch the changed rows only.
+ * Refreshes stale units inside the caller's transaction: takes their locks (PostgreSQL: another
+ * refresh of a unit waits, then finds its markers gone), reads their markers as they stand,
+ * recomputes the units that still have one from their rows (maintainRollups), and deletes exactly
+ * the markers read. A writer that commits meanwhile leaves a marker this did not read: the unit
+ * stays stale and is refreshed again. Returns the units refreshed.
  */
-export async function maintainRollups(driver: Driver, c: Connection, changes: RollupChanges): Promise<void> {
-  const all = distinctUnits([...changes.recompute, ...changes.added.map((a) => a.unit)]);
-  if (all.length === 0) return;
-  const sql = DIALECT_SQL[driver.dialect];
-  // PostgreSQL runs writers at once (distributed workers): two transactions recomputing one unit
-  // would each delete the rows they saw and insert their own, leaving both. A lock per unit, taken
-  // in one order, makes the second wait for the first and then see its rows.
-  const keys = [...new Set(all.map(unitLockKey))].sort((a, b) => a - b);
-  const unitLocks = sql.lockKeys(keys.length);
-  if (unitLocks) await c.execute(unitLocks, keys);
-  // And a writer of the aggregates before reading the hosts: a change of brand_urls holds writers
-  // off while it decides `owned` again (decideOwnership), so no row is decided against old hosts.
-  const asWriter = sql.lockAsWriter('geo.rollup_domains_daily');
-  if (asWriter) await c.execute(asWriter);
-
-  const whole = changes.recompute.length
-    ? rollupRowsOf(await unitFacts(driver, c, { units: changes.recompute }))
-    : emptyRollupRows();
-  const added = changes.added.length ? await addedRows(driver, c, changes.added) : null;
-
-  for (const spec of ROLLUP_TABLES) {
-    const table = spec.table as keyof RollupRows;
-    // Units recomputed: every row of theirs replaced. Units added to: the rows of the brands,
-    // domains and questions their new executions touch, read and merged (addedRows).
-    const wholeRows = whole[table];
-    if (changes.recompute.length) {
-      const del = new Params();
-      await c.execute(
-        `DELETE FROM geo.${spec.table} AS r WHERE ${unitsWhere(driver, changes.recompute, del, 'r.date', 'r.task_id')}`,
-        del.values,
-      );
-    }
-    // Only where rows were read: the DELETE's filter is the read's, in this transaction, so none
-    // read is none to delete (a unit's first executions, as in every first read, skip 4 statements).
-    if (added && added.stored[table] > 0) {
-      const del = new Params();
-      await c.execute(`DELETE FROM geo.${spec.table} AS r WHERE ${added.where(table, del)}`, del.values);
-    }
-    const rows = added ? [...wholeRows, ...added.rows[table]] : wholeRows;
-    await c.load(spec as TableSpec<(typeof rows)[number]>, rows, 'insert');
-  }
+export async function refreshStaleUnits(
+  driver: Driver,
+  c: Connection,
+  units: readonly RollupUnit[],
+): Promise<RollupUnit[]> {
+  if (units.length === 0) return [];
+  await lockUnits(driver, c, units);
+  const p = new Params();
+  const marks = await c.rows<{ marked: number | string; task_id: number | string; date: string }>(
+    `SELECT marked, task_id, date FROM geo.rollup_stale_units AS r
+     WHERE ${unitsWhere(driver, units, p, 'r.date', 'r.task_id')}`,
+    p.values,
+  );
+  if (marks.length === 0) return [];
+  const present = distinctUnits(marks.map((m) => ({ task_id: Number(m.task_id), date: m.date })));
+  await maintainRollups(driver, c, present);
+  await c.execute(`DELETE FROM geo.rollup_stale_units WHERE ${driver.inIds('marked', 1)}`, [
+    marks.map((m) => Number(m.marked)),
+  ]);
+  return present;
 }
 
-function emptyRollupRows(): RollupRows {
-  return {
-    rollup_executions_daily: [],
-    rollup_brands_daily: [],
-    rollup_domains_daily: [],
-    rollup_question_brands_daily: [],
-  };
+/**
+ * The markers of the days `from`..`to` as they stand, deleted: `rollups refresh` recomputes those
+ * days whole in the same transaction, after this (under the warehouse lock, no sync writes then).
+ */
+export async function clearStaleDays(c: Connection, from: string, to: string): Promise<void> {
+  await c.execute(
+    'DELETE FROM geo.rollup_stale_units WHERE date BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)',
+    [from, to],
+  );
+}
+
+/**
+ * PostgreSQL runs writers at once (distributed workers): two transactions recomputing one unit
+ * would each delete the rows they saw and insert their own, leaving both. A lock per unit, taken
+ * in one order, makes the second wait for the first and then see its rows.
+ */
+async function lockUnits(driver: Driver, c: Connection, units: readonly RollupUnit[]): Promise<void> {
+  const keys = [...new Set(units.map(unitLockKey))].sort((a, b) => a - b);
+  const sql = DIALECT_SQL[driver.dialect].lockKeys(keys.length);
+  if (sql) await c.execute(sql, keys);
+}
+
+/**
+ * Recomputes the aggregates of some units inside the caller's transaction. The rows are read by
+ * simple filters (the units' days and tasks, then the executions' ids), the aggregate rows
+ * computed here (rollup-rows.ts: the measures the SQL of `rollups refresh` computes), the units'
+ * aggregate rows deleted and the new ones bulk-loaded. Measured on a year of 2,400 executions a
+ * day in DuckDB, the SQL recomputation's joins scanned every child table for a few units (6.5 s);
+ * these reads touch the units' rows only.
+ */
+export async function maintainRollups(
+  driver: Driver,
+  c: Connection,
+  units: readonly RollupUnit[],
+): Promise<void> {
+  const all = distinctUnits(units);
+  if (all.length === 0) return;
+  await lockUnits(driver, c, all);
+  // And a writer of the aggregates before reading the hosts: a change of brand_urls holds writers
+  // off while it decides `owned` again (decideOwnership), so no row is decided against old hosts.
+  const asWriter = DIALECT_SQL[driver.dialect].lockAsWriter('geo.rollup_domains_daily');
+  if (asWriter) await c.execute(asWriter);
+
+  const rows = rollupRowsOf(await unitFacts(driver, c, { units: all }));
+  for (const spec of ROLLUP_TABLES) {
+    const table = spec.table as keyof RollupRows;
+    const del = new Params();
+    await c.execute(
+      `DELETE FROM geo.${spec.table} AS r WHERE ${unitsWhere(driver, all, del, 'r.date', 'r.task_id')}`,
+      del.values,
+    );
+    const out = rows[table];
+    await c.load(spec as TableSpec<(typeof out)[number]>, out, 'insert');
+  }
 }
 
 /** Units as a predicate on a table's day and task columns: their days' range first (zone maps, indexes). */
@@ -563,78 +632,5 @@ async function unitFacts(
     ranks,
     citations: citations.map((x) => ({ ...x, citations: Number(x.citations) })),
     hosts: hostsOf,
-  };
-}
-
-/**
- * Units that only gained executions: the aggregate rows their new executions touch (of the units'
- * engines and models, and of the brands, domains and questions of the new executions), read,
- * merged with the new executions' rows (rollup-rows.ts mergeRollupRows) and, through `where`,
- * deleted before the merged rows go in. Each question's runs are counted again over the unit
- * (every brand's row of the question carries them, a run without ranks included). What a
- * transaction reads is bounded by its batch, not by what its units hold.
- */
-async function addedRows(
-  driver: Driver,
-  c: Connection,
-  added: RollupChanges['added'],
-): Promise<{
-  rows: RollupRows;
-  where: (table: keyof RollupRows, p: Params) => string;
-  /** How many rows of each table `where` matched when read. */
-  stored: Record<keyof RollupRows, number>;
-}> {
-  const units = distinctUnits(added.map((a) => a.unit));
-  const facts = await unitFacts(driver, c, { ids: added.flatMap((a) => a.ids) });
-  const fresh = rollupRowsOf(facts);
-  const texts = (xs: Iterable<string>) => [...new Set(xs)];
-  const touched: Record<keyof RollupRows, { column: string; values: string[] } | null> = {
-    rollup_executions_daily: null,
-    rollup_brands_daily: { column: 'brand', values: texts(fresh.rollup_brands_daily.map((r) => r.brand)) },
-    rollup_domains_daily: {
-      column: 'domain',
-      values: texts(fresh.rollup_domains_daily.map((r) => r.domain)),
-    },
-    rollup_question_brands_daily: {
-      column: 'question',
-      values: texts(facts.executions.map((e) => e.prompt_name)),
-    },
-  };
-  const where = (table: keyof RollupRows, p: Params): string => {
-    const t = touched[table];
-    const units_ = unitsWhere(driver, units, p, 'r.date', 'r.task_id');
-    if (!t) return units_;
-    // No value: nothing of the table is touched (an empty list matches no row).
-    return `${units_} AND r.${t.column} IN (SELECT unnest(CAST(${p.add(t.values.length ? t.values : [''])} AS VARCHAR[])))${t.values.length ? '' : ' AND 1 = 0'}`;
-  };
-  const stored = emptyRollupRows();
-  for (const spec of ROLLUP_TABLES) {
-    const table = spec.table as keyof RollupRows;
-    if (touched[table]?.values.length === 0) continue;
-    const p = new Params();
-    (stored[table] as unknown[]) = await c.rows(
-      `SELECT ${columnList(spec)} FROM geo.${spec.table} AS r WHERE ${where(table, p)}`,
-      p.values,
-    );
-  }
-  const p = new Params();
-  const questions = touched.rollup_question_brands_daily!.values;
-  const runs = await c.rows<{ date_time: string; task_id: number; prompt_name: string; runs: number }>(
-    `SELECT e.date_time, e.task_id, e.prompt_name, count(*) AS runs FROM geo.prompt_executions e
-     WHERE ${unitsWhere(driver, units, p, 'e.date_time', 'e.task_id')}
-       AND e.prompt_name IN (SELECT unnest(CAST(${p.add(questions.length ? questions : [''])} AS VARCHAR[])))
-     GROUP BY e.date_time, e.task_id, e.prompt_name`,
-    p.values,
-  );
-  const count = (table: keyof RollupRows) => stored[table].length;
-  return {
-    rows: mergeRollupRows(stored, fresh, runs),
-    where,
-    stored: {
-      rollup_executions_daily: count('rollup_executions_daily'),
-      rollup_brands_daily: count('rollup_brands_daily'),
-      rollup_domains_daily: count('rollup_domains_daily'),
-      rollup_question_brands_daily: count('rollup_question_brands_daily'),
-    },
   };
 }

@@ -50,6 +50,7 @@ import {
   type UnitRecords,
   type VerifiedTable,
   type Warehouse,
+  type StaleRefresh,
   type Written,
 } from '../warehouse.ts';
 import { storedRows, storedText } from '../text.ts';
@@ -57,12 +58,16 @@ import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
 import {
   analyzeRollups,
+  clearStaleDays,
   decideOwnership,
   hostsOf,
-  maintainRollups,
+  markStale,
   recomputeRollups,
+  refreshStaleUnits,
   rollupDaysSql,
+  staleBatches,
 } from './rollups.ts';
+import { tidyGrownTables } from './tidy.ts';
 import { CoreMigrationStore } from './migration-store.ts';
 import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
@@ -244,8 +249,7 @@ export class CoreWarehouse implements Warehouse {
   completeUnit(unit: UnitCompletion): Promise<void> {
     return this.fenced(async (c) => {
       const deleted = await closeUnit(this.driver, c, unit);
-      if (deleted && this.keepRollups)
-        await maintainRollups(this.driver, c, { recompute: [unit], added: [] });
+      if (deleted && this.keepRollups) await markStale(this.driver, c, [unit]);
     });
   }
   async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
@@ -355,7 +359,28 @@ export class CoreWarehouse implements Warehouse {
     return rows.map((r) => ({ date: r.date, executions: Number(r.executions) }));
   }
   refreshRollups(from: string, to: string): Promise<void> {
-    return this.fenced((c) => recomputeRollups(this.driver, c, { from, to }), { bulk: true });
+    return this.fenced(
+      async (c) => {
+        await clearStaleDays(c, from, to);
+        await recomputeRollups(this.driver, c, { from, to });
+      },
+      { bulk: true },
+    );
+  }
+  async refreshStaleRollups(): Promise<StaleRefresh> {
+    const done: StaleRefresh = { units: 0, executions: 0, batches: 0 };
+    if (!this.keepRollups) return done;
+    const batches = await this.driver.connection((c) => staleBatches(c));
+    for (const batch of batches) {
+      const units = await this.fenced((c) => refreshStaleUnits(this.driver, c, batch.units), { bulk: true });
+      done.units += units.length;
+      done.executions += batch.executions;
+      done.batches++;
+    }
+    return done;
+  }
+  tidyGrownTables(): Promise<string[]> {
+    return tidyGrownTables(this.driver);
   }
   analyzeRollups(): Promise<void> {
     return this.driver.connection((c) => analyzeRollups(this.driver, c));
