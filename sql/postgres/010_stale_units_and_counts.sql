@@ -37,3 +37,13 @@ LEFT JOIN (SELECT prompt_task_id, count(*) AS n FROM geo.product_cards GROUP BY 
   ON c.prompt_task_id = x.prompt_task_id
 LEFT JOIN geo.execution_screenshots sc ON sc.prompt_task_id = x.prompt_task_id
 WHERE x.prompt_task_id = e.prompt_task_id;
+
+-- The aggregates' free-text lookups by hash, as migration 009 did for the execution tables: a
+-- btree entry holds at most about 2,700 bytes, so a longer brand or domain (the API may send one)
+-- failed the refresh of its unit, every time. A hash index stores a 4-byte hash of any length.
+DROP INDEX geo.rollup_brands_daily_brand_idx;
+CREATE INDEX rollup_brands_daily_brand_idx ON geo.rollup_brands_daily USING hash (brand);
+DROP INDEX geo.rollup_domains_daily_domain_idx;
+CREATE INDEX rollup_domains_daily_domain_idx ON geo.rollup_domains_daily USING hash (domain);
+DROP INDEX geo.rollup_question_brands_daily_brand_idx;
+CREATE INDEX rollup_question_brands_daily_brand_idx ON geo.rollup_question_brands_daily USING hash (brand);

@@ -151,6 +151,11 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       created_at: 'When the execution was created (legacy detail; NULL when not read).',
       updated_at: 'When the execution was last updated (legacy detail; NULL when not read).',
       synced_at: C.synced_at,
+      rank_items: 'Rank items of the answer (its rows in execution_ranks), written with the execution.',
+      valid_ranks: 'Of those, items with a valid position.',
+      sources: 'Cited sources of the answer (its rows in execution_sources).',
+      product_cards: 'Product cards of the answer (its rows in product_cards; 0 on platforms without them).',
+      has_screenshot: 'A screenshot URL is stored (the screenshot endpoint’s or the listing’s).',
     },
   },
   execution_ranks: {
@@ -443,6 +448,16 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       runs_ranked: 'Runs in which the brand has a valid rank.',
       best_position_sum: 'Sum over those runs of the brand’s best valid position in each.',
       best_position: C.best_position,
+    },
+  },
+  rollup_stale_units: {
+    kind: 'table',
+    description:
+      'Units (platform task, day) whose rows a write changed since their aggregates were last refreshed: their rollup_* rows are behind until the sync refreshes them (during a run, and always at its end). Empty at rest.',
+    columns: {
+      marked: 'Number of the mark (a sequence): a refresh deletes exactly the marks it read.',
+      task_id: C.task_id,
+      date: C.date,
     },
   },
   schema_migrations: {

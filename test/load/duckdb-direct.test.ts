@@ -13,7 +13,12 @@ import type { Connection, Driver } from '../../src/load/core/driver.ts';
 import { CoreWarehouse } from '../../src/load/core/warehouse.ts';
 import { parseDate, parseDecimal, parseTimestamptz } from '../../src/load/duckdb/direct.ts';
 import { DuckDBDriver } from '../../src/load/duckdb/driver.ts';
-import { columnsOf, EXECUTION_SOURCES, PROMPT_EXECUTIONS, type TableSpec } from '../../src/load/tables.ts';
+import {
+  columnsOf,
+  EXECUTION_SOURCES,
+  PROMPT_EXECUTIONS_STORED,
+  type TableSpec,
+} from '../../src/load/tables.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { Json } from '../../src/transform/rows.ts';
 import { createTempDuckDB, type TempDuckDB } from '../helpers/duckdb.ts';
@@ -585,7 +590,8 @@ describe('writeExecutionBatch on DuckDB over the direct path', () => {
   });
 
   it('execution tables are filled whole by the direct path (no column left to a default)', async () => {
-    for (const spec of [PROMPT_EXECUTIONS, EXECUTION_SOURCES] as TableSpec<unknown>[]) {
+    // prompt_executions as the writer stores it: the execution and its children's counts.
+    for (const spec of [PROMPT_EXECUTIONS_STORED, EXECUTION_SOURCES] as TableSpec<unknown>[]) {
       const [r] = await driver.connection((c) =>
         c.rows<{ n: number }>(
           `SELECT count(*)::INTEGER AS n FROM duckdb_columns() WHERE schema_name = 'geo' AND table_name = $1`,

@@ -131,6 +131,7 @@ async function seed(w: Warehouse): Promise<void> {
       cards: [card(1001, 0), card(1001, 1)],
     }),
   );
+  await w.refreshStaleRollups();
 }
 
 for (const dialect of DIALECTS) {
@@ -1042,6 +1043,7 @@ for (const dialect of DIALECTS) {
           ranks: days.map((_, i) => r(3000 + i, 0, 'Acme', 1, 50, 5)),
         }),
       );
+      await w.refreshStaleRollups();
       expect(await rows('executions_enriched', ['date', 'week_start', 'iso_week'], 'date')).toEqual(
         expect.arrayContaining([
           { date: '2024-12-29', week_start: '2024-12-23', iso_week: '2024-W52' },
@@ -1080,6 +1082,7 @@ for (const dialect of DIALECTS) {
           ranks: positions.map((p, i) => r(4000 + i, 0, 'Acme', p, 50, 5)),
         }),
       );
+      await w.refreshStaleRollups();
       const avg = async (sql: string) => {
         const [row] = await w.query(sql);
         return row!.avg_position;
@@ -1104,6 +1107,7 @@ for (const dialect of DIALECTS) {
           ranks: [r(4101, 0, 'Acme', null, 10, 1), r(4101, 1, 'Bolt', null, null, null)],
         }),
       );
+      await w.refreshStaleRollups();
       const got = await w.query(
         `SELECT brand, valid_rank_items, all_valid_rank_items, share_of_voice, brand_rank
            FROM geo.brand_share_of_voice_daily WHERE task_id = 41 ORDER BY brand`,
@@ -1172,6 +1176,7 @@ for (const dialect of DIALECTS) {
           sources: domains.map((d, i) => source(5100 + i, 5001, d, { task_id: 50, project_id: 300 })),
         }),
       );
+      await w.refreshStaleRollups();
       expect(
         await w.query(
           `SELECT project_id, host FROM geo.monitoring_task_hosts WHERE project_id IN (100, 300) ORDER BY 1, 2`,

@@ -41,6 +41,7 @@ const GEO_TABLES = [
   'rollup_domains_daily',
   'rollup_executions_daily',
   'rollup_question_brands_daily',
+  'rollup_stale_units',
   'schema_migrations',
   'site_diagnoses',
   'sync_checkpoints',
@@ -1047,6 +1048,7 @@ for (const dialect of DIALECTS) {
           ],
         }),
       );
+      await w.refreshStaleRollups();
       const brands = await w.query(
         `SELECT date, customer_id, project_id, task_id, engine, model, brand, appearances, valid_ranks,
                 avg_position, best_position, executions, rank_share
