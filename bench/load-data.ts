@@ -82,9 +82,18 @@ function pick<T>(r: () => number, xs: readonly T[]): T {
 }
 
 /** `executions` executions split into batches of `batchSize` (the product's default is 200). */
-export function generateLoadData(executions: number, batchSize: number, seed = 20_261_121): LoadData {
+export function generateLoadData(
+  executions: number,
+  batchSize: number,
+  seed = 20_261_121,
+  /**
+   * Units (platform task, day) the executions spread over, in order: 40 (one day of 40 platform
+   * tasks, as one large unit per task) by default; more for a first read of many small units.
+   */
+  units = 40,
+): LoadData {
   const r = rng(seed);
-  const date = '2026-11-20';
+  const perUnit = Math.max(1, Math.ceil(executions / Math.max(1, units)));
   const batches: ExecutionBatch[] = [];
   const perTable: Record<string, number> = {
     prompt_executions: 0,
@@ -98,7 +107,13 @@ export function generateLoadData(executions: number, batchSize: number, seed = 2
   let batch: ExecutionBatch = emptyBatch();
   for (let i = 0; i < executions; i++) {
     const prompt_task_id = 44_000_000_000 + i;
-    const task_id = 330_000 + (i % 40);
+    // The default interleaves 40 tasks on one day; more units are read one after the other (a
+    // first read: each small unit's executions together, days in order).
+    const unit = units === 40 ? i % 40 : Math.floor(i / perUnit);
+    const task_id = 330_000 + (unit % 40);
+    const date = new Date(Date.UTC(2026, 10, 20) - Math.floor(unit / 40) * 86_400_000)
+      .toISOString()
+      .slice(0, 10);
     const project_id = 47_000 + (i % 10);
     const customer_id = 5_900 + (i % 3);
     const [model, engine] = pick(r, ENGINES);

@@ -23,6 +23,8 @@ import {
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { openWarehouse } from '../src/load/index.ts';
+import { rollupsMatchSqls } from '../src/load/core/rollups.ts';
+import { RollupRefresher } from '../src/sync/rollup-refresh.ts';
 import { SQL_TYPE as DUCKDB_SQL_TYPE } from '../src/load/duckdb/staging.ts';
 import { SQL_TYPE as PG_SQL_TYPE } from '../src/load/postgres/driver.ts';
 import {
@@ -66,24 +68,42 @@ function result(wallMs: number, rows: number): LoadRun {
 // ---- geo-sync's adapter -----------------------------------------------------------------------
 
 /** writeExecutionBatch for every batch, into the warehouse `target` (fresh, migrated here). */
-export async function adapterLoad(target: string, data: LoadData): Promise<LoadRun> {
-  const warehouse = await openWarehouse(target, { logger: silentLogger, migrate: true });
+/**
+ * The adapter as a run drives it: every batch written, and (with the aggregates kept, the
+ * default) the units they marked stale refreshed as a run refreshes them (RollupRefresher: every
+ * so many executions, and at the end), inside the timing. Afterwards, outside it, the aggregates
+ * are checked equal to a recomputation (check rollups_match): a figure of a wrong write is none.
+ */
+export async function adapterLoad(target: string, data: LoadData, keepRollups = true): Promise<LoadRun> {
+  const warehouse = await openWarehouse(target, { logger: silentLogger, migrate: true, keepRollups });
   try {
+    const refresher = new RollupRefresher(warehouse, silentLogger);
     const t0 = performance.now();
-    for (const b of data.batches) await warehouse.writeExecutionBatch(b);
+    for (const b of data.batches) {
+      await warehouse.writeExecutionBatch(b);
+      if (keepRollups) await refresher.wrote(b.executions.length);
+    }
+    if (keepRollups) await refresher.finish();
     const wallMs = performance.now() - t0;
     const counts = (await warehouse.counts()) as Record<string, number>;
     await checkCount(data, async (table) => counts[table] ?? -1);
+    if (keepRollups) {
+      for (const sql of rollupsMatchSqls(warehouse)) {
+        const wrong = await warehouse.query(sql, ['0001-01-01', '9999-12-31']);
+        if (wrong.length > 0)
+          throw new Error(`load: the aggregates differ from the rows: ${JSON.stringify(wrong[0])}`);
+      }
+    }
     return result(wallMs, data.rows);
   } finally {
     await warehouse.close();
   }
 }
 
-export async function adapterLoadDuckdb(data: LoadData): Promise<LoadRun> {
+export async function adapterLoadDuckdb(data: LoadData, keepRollups = true): Promise<LoadRun> {
   const tmp = tempDir('load-adapter');
   try {
-    return await adapterLoad(`duckdb:${join(tmp.dir, 'adapter.duckdb')}`, data);
+    return await adapterLoad(`duckdb:${join(tmp.dir, 'adapter.duckdb')}`, data, keepRollups);
   } finally {
     tmp.remove();
   }

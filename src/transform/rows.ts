@@ -318,7 +318,7 @@ export interface RejectRow {
   seen_at: string;
 }
 
-// ---- The per-day aggregates (load/tables.ts ROLLUP_*), computed by load/core/rollup-rows.ts ----
+// ---- The per-day aggregates (load/tables.ts ROLLUP_*), computed by load/core/rollups.ts ----
 
 /** The grain every aggregate starts with: a platform task's day, with its execution's owners. */
 export interface RollupUnit {

@@ -19,12 +19,12 @@
  * since its last refresh shows its aggregates as of that refresh, and is listed in
  * rollup_stale_units; rollups_match skips exactly those.
  *
- * Two computations of the same measures: the SQL below (SELECTS: `rollups refresh`, the upgrade
- * fill, `check`) and rollup-rows.ts (the sync's refresh of a few units, which reads them by
- * simple filters instead of joins that scan every child table); the check and the tests hold the
- * two to the same rows. Only additive quantities are stored (counts and sums), plus two that
- * merge by taking the least (best positions) and `owned`, which depends on the monitoring task's
- * brand_urls and is set again when they change (decideOwnership). Names are joined at query time.
+ * One computation, in SQL (SELECTS), for every path: the sync's refresh of its stale units, `rollups
+ * refresh` and the upgrade fill by days, and `check rollups_match`, which recomputes and compares:
+ * any write that changed rows without marking their unit shows there. Only additive quantities
+ * are stored (counts and sums), plus two that merge by taking the least (best positions) and
+ * `owned`, which depends on the monitoring task's brand_urls and is set again when they change
+ * (decideOwnership). Names are joined at query time.
  */
 import { DIALECT_SQL, ownedBy, siteOf, weekStartOf } from '../dialect-sql.ts';
 import {
@@ -34,19 +34,10 @@ import {
   ROLLUP_QUESTION_BRANDS_DAILY,
   ROLLUP_TABLES,
   ident,
-  type TableSpec,
 } from '../tables.ts';
 import { unitKeyOf } from '../values.ts';
 import type { Connection, Driver, Param } from './driver.ts';
 import { columnList } from './statements.ts';
-import {
-  rollupRowsOf,
-  type CitationFacts,
-  type ExecutionFacts,
-  type RankFacts,
-  type RollupRows,
-  type UnitFacts,
-} from './rollup-rows.ts';
 
 /** A unit whose aggregate rows are recomputed. */
 export interface RollupUnit {
@@ -495,7 +486,7 @@ export async function staleBatches(c: Connection, max = REFRESH_BATCH_EXECUTIONS
 /**
  * Refreshes stale units inside the caller's transaction: takes their locks (PostgreSQL: another
  * refresh of a unit waits, then finds its markers gone), reads their markers as they stand,
- * recomputes the units that still have one from their rows (maintainRollups), and deletes exactly
+ * recomputes the units that still have one from their rows (the SQL of SELECTS), and deletes exactly
  * the markers read. A writer that commits meanwhile leaves a marker this did not read: the unit
  * stays stale and is refreshed again. Returns the units refreshed.
  */
@@ -514,7 +505,11 @@ export async function refreshStaleUnits(
   );
   if (marks.length === 0) return [];
   const present = distinctUnits(marks.map((m) => ({ task_id: Number(m.task_id), date: m.date })));
-  await maintainRollups(driver, c, present);
+  // A writer of the aggregates before reading the hosts: a change of brand_urls holds writers
+  // off while it decides `owned` again (decideOwnership), so no row is decided against old hosts.
+  const asWriter = DIALECT_SQL[driver.dialect].lockAsWriter('geo.rollup_domains_daily');
+  if (asWriter) await c.execute(asWriter);
+  await recomputeRollups(driver, c, { units: present });
   await c.execute(`DELETE FROM geo.rollup_stale_units WHERE ${driver.inIds('marked', 1)}`, [
     marks.map((m) => Number(m.marked)),
   ]);
@@ -543,40 +538,6 @@ async function lockUnits(driver: Driver, c: Connection, units: readonly RollupUn
   if (sql) await c.execute(sql, keys);
 }
 
-/**
- * Recomputes the aggregates of some units inside the caller's transaction. The rows are read by
- * simple filters (the units' days and tasks, then the executions' ids), the aggregate rows
- * computed here (rollup-rows.ts: the measures the SQL of `rollups refresh` computes), the units'
- * aggregate rows deleted and the new ones bulk-loaded. Measured on a year of 2,400 executions a
- * day in DuckDB, the SQL recomputation's joins scanned every child table for a few units (6.5 s);
- * these reads touch the units' rows only.
- */
-export async function maintainRollups(
-  driver: Driver,
-  c: Connection,
-  units: readonly RollupUnit[],
-): Promise<void> {
-  const all = distinctUnits(units);
-  if (all.length === 0) return;
-  await lockUnits(driver, c, all);
-  // And a writer of the aggregates before reading the hosts: a change of brand_urls holds writers
-  // off while it decides `owned` again (decideOwnership), so no row is decided against old hosts.
-  const asWriter = DIALECT_SQL[driver.dialect].lockAsWriter('geo.rollup_domains_daily');
-  if (asWriter) await c.execute(asWriter);
-
-  const rows = rollupRowsOf(await unitFacts(driver, c, { units: all }));
-  for (const spec of ROLLUP_TABLES) {
-    const table = spec.table as keyof RollupRows;
-    const del = new Params();
-    await c.execute(
-      `DELETE FROM geo.${spec.table} AS r WHERE ${unitsWhere(driver, all, del, 'r.date', 'r.task_id')}`,
-      del.values,
-    );
-    const out = rows[table];
-    await c.load(spec as TableSpec<(typeof out)[number]>, out, 'insert');
-  }
-}
-
 /** Units as a predicate on a table's day and task columns: their days' range first (zone maps, indexes). */
 function unitsWhere(
   driver: Dialected,
@@ -588,49 +549,4 @@ function unitsWhere(
   const days = units.map((u) => u.date).sort();
   return `${day} BETWEEN CAST(${p.add(days[0]!)} AS DATE) AND CAST(${p.add(days.at(-1)!)} AS DATE)
      AND ${scopeWhere(driver, { units }, p, day, task)}`;
-}
-
-/** The rows the aggregates are computed from: of every execution of some units, or of some executions. */
-async function unitFacts(
-  driver: Driver,
-  c: Connection,
-  of: { units: readonly RollupUnit[] } | { ids: readonly number[] },
-): Promise<UnitFacts> {
-  const ids = (n: number, column: string) => DIALECT_SQL[driver.dialect].inIds(column, n);
-  const p = new Params();
-  const where =
-    'units' in of ? unitsWhere(driver, of.units, p, 'e.date_time', 'e.task_id') : ids(1, 'e.prompt_task_id');
-  const executions = await c.rows<Omit<ExecutionFacts, 'shot_url'>>(
-    `SELECT e.prompt_task_id, e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model,
-       e.prompt_name, e.result_status, e.screenshot_url
-     FROM geo.prompt_executions e WHERE ${where}`,
-    'units' in of ? p.values : [of.ids],
-  );
-  const executionIds = executions.map((e) => e.prompt_task_id);
-  const projectIds = [...new Set(executions.map((e) => e.project_id))];
-  if (executionIds.length === 0) return { executions: [], ranks: [], citations: [], hosts: new Map() };
-  const shots = await c.rows<{ prompt_task_id: number; screenshot_url: string | null }>(
-    `SELECT prompt_task_id, screenshot_url FROM geo.execution_screenshots WHERE ${ids(1, 'prompt_task_id')}`,
-    [executionIds],
-  );
-  const ranks = await c.rows<RankFacts>(
-    `SELECT prompt_task_id, brand, position, visibility, score FROM geo.execution_ranks
-     WHERE ${ids(1, 'prompt_task_id')}`,
-    [executionIds],
-  );
-  const citations = await c.rows<CitationFacts>(
-    `SELECT prompt_task_id, domain, ${siteOf('domain')} AS site, count(*) AS citations
-     FROM geo.execution_sources WHERE ${ids(1, 'prompt_task_id')} GROUP BY prompt_task_id, domain`,
-    [executionIds],
-  );
-  const hosts = await c.rows<{ project_id: number; host: string }>(brandHostsSql(driver, 1), [projectIds]);
-  const shotOf = new Map(shots.map((s) => [s.prompt_task_id, s.screenshot_url]));
-  const hostsOf = new Map<number, string[]>();
-  for (const h of hosts) hostsOf.set(h.project_id, [...(hostsOf.get(h.project_id) ?? []), h.host]);
-  return {
-    executions: executions.map((e) => ({ ...e, shot_url: shotOf.get(e.prompt_task_id) ?? null })),
-    ranks,
-    citations: citations.map((x) => ({ ...x, citations: Number(x.citations) })),
-    hosts: hostsOf,
-  };
 }

@@ -18,7 +18,7 @@ export const TIDY_MIN_SHARE = 0.1;
 /** The tables of schema geo grown past both bounds, as PostgreSQL's statistics count them. */
 export const GROWN_TABLES_SQL = `SELECT relname FROM pg_stat_user_tables
   WHERE schemaname = 'geo' AND n_ins_since_vacuum >= $1
-    AND n_ins_since_vacuum >= $2 * GREATEST(n_live_tup, 1)
+    AND n_ins_since_vacuum >= CAST($2 AS DOUBLE PRECISION) * GREATEST(n_live_tup, 1)
   ORDER BY relname`;
 
 /** VACUUM (ANALYZE) of each grown table, outside a transaction; the tables tidied. */
