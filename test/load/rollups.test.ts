@@ -629,6 +629,61 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       }
     });
 
+    it('migration 010 counts the children of the executions already stored, and starts with nothing stale', async () => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      let w = await openWarehouse(t.target, { migrate: true });
+      let written: Record<string, unknown>[] = [];
+      try {
+        await seedTasks(w);
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(1), execution(2, { screenshot_url: '' }), execution(3)],
+            ranks: [rank(1, 0, 'Acme', 1), rank(1, 1, 'Bolt', null), rank(2, 0, 'Acme', 3)],
+            sources: [source(11, 1, 'a.com'), source(12, 1, 'b.com'), source(13, 3, 'a.com')],
+            screenshots: [screenshot(1)],
+          }),
+        );
+        await w.refreshStaleRollups(); // as the version before kept them: current
+        written = await w.query(
+          `SELECT prompt_task_id, rank_items, valid_ranks, sources, product_cards, has_screenshot
+           FROM geo.prompt_executions ORDER BY prompt_task_id`,
+        );
+        // As a version before 010 left it: no counts, no stale-units log.
+        for (const view of await w.query(
+          "SELECT table_name FROM information_schema.views WHERE table_schema = 'geo'",
+        ))
+          await damage(w, `DROP VIEW IF EXISTS geo.${String(view.table_name)} CASCADE`);
+        for (const column of ['rank_items', 'valid_ranks', 'sources', 'product_cards', 'has_screenshot'])
+          await damage(w, `ALTER TABLE geo.prompt_executions DROP COLUMN ${column}`);
+        await damage(w, 'DROP TABLE geo.rollup_stale_units');
+        if (dialect === 'duckdb') await damage(w, 'DROP SEQUENCE geo.rollup_stale_units_marked');
+        await damage(w, "DELETE FROM geo.schema_migrations WHERE version IN ('010', 'views')");
+      } finally {
+        await w.close();
+      }
+      w = await openWarehouse(t.target);
+      try {
+        expect((await w.migrate()).applied).toEqual(['010_stale_units_and_counts']);
+        const filled = await w.query(
+          `SELECT prompt_task_id, rank_items, valid_ranks, sources, product_cards, has_screenshot
+           FROM geo.prompt_executions ORDER BY prompt_task_id`,
+        );
+        expect(filled).toEqual(written);
+        expect(
+          filled.map((r) => [num(r.rank_items), num(r.valid_ranks), num(r.sources), r.has_screenshot]),
+        ).toEqual([
+          [2, 1, 2, true],
+          [1, 1, 0, false],
+          [0, 0, 1, false],
+        ]);
+        expect(await w.query('SELECT * FROM geo.rollup_stale_units')).toEqual([]);
+        expect(await mismatches(w)).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
+
     it('migration 008 fills a warehouse upgraded from a version without aggregates, once', async () => {
       const t = await freshTarget(dialect);
       cleanup.push(t.drop);
