@@ -50,7 +50,7 @@ export interface RunCounters {
    */
   rankValuesKeptRaw: number;
   /**
-   * Requests not made because they could bring nothing (issue 30): task/prompts of units whose
+   * Requests not made because they could bring nothing (the API's rate bounds a run): task/prompts of units whose
    * listing is complete and lists every stored execution, prompt/products of platform tasks that
    * answered `unsupported` this run, prompt/screenshot of executions listed without one.
    */
@@ -132,7 +132,7 @@ export class RunContext {
   /** One group-commit writer per run: every unit's rows and completions go through it. */
   readonly writer: GroupWriter;
 
-  /** Child requests whose answer the run already knows (issue 30), counted in `notAsked`. */
+  /** Child requests whose answer the run already knows (shortcuts.ts), counted in `notAsked`. */
   readonly shortcuts = new ReadShortcuts(this.counters.notAsked);
 
   constructor(

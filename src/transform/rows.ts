@@ -23,7 +23,7 @@ export interface MonitoringTaskRow {
   prompts: string[];
 }
 
-/** Legacy project detail's configuration, merged onto monitoring_tasks (issue 5). */
+/** Legacy project detail's configuration, merged onto monitoring_tasks (`enrich.taskConfig`). */
 export interface MonitoringTaskConfigRow {
   project_id: number;
   week_restart: number;
@@ -45,7 +45,7 @@ export interface PlatformTaskRow {
   status_name: string;
 }
 
-/** Legacy project detail's per-platform prompts, merged onto platform_tasks (issue 5). */
+/** Legacy project detail's per-platform prompts, merged onto platform_tasks (`enrich.taskConfig`). */
 export interface PlatformTaskPromptsRow {
   task_id: number;
   prompts: string[];
@@ -103,7 +103,7 @@ export interface ExecutionSourceRow {
   cite_index: string;
   snippet: string;
   upstream_task_id: string;
-  /** Legacy source fields (issue 5 enrichment); null when not enriched. */
+  /** Legacy source fields (`enrich.legacySources`); null when not read. */
   site_name: string | null;
   site_icon: string | null;
   published_at: string | null;
@@ -264,7 +264,7 @@ export interface SyncRunRow {
 }
 
 /**
- * Change detection (issue 21): the fingerprint of an execution's task/results item as last read
+ * Change detection: the fingerprint of an execution's task/results item as last read
  * and whether its children were read completely then.
  */
 export interface ExecutionFingerprintRow {
