@@ -1,7 +1,7 @@
 /**
  * Warehouse rows: one interface per table of schema `geo` (sql/<dialect>/*.sql), named and
- * shaped as the columns are. Transforms produce them; adapters write them. Conventions:
- * - IDs are JS numbers (the API's integers fit 2^53); adapters store BIGINT.
+ * shaped as the columns are. Transforms produce them; the warehouse (load/) writes them. Conventions:
+ * - IDs are JS numbers (the API's integers fit 2^53); the warehouse stores BIGINT.
  * - Days are `YYYY-MM-DD` strings (DATE columns).
  * - Timestamps are ISO 8601 strings with an offset (`2026-11-21T08:00:00+08:00`): the API's
  *   `YYYY-MM-DD HH:MM:SS` values are Asia/Shanghai wall time (TIMESTAMPTZ columns).
@@ -141,7 +141,7 @@ export interface ProductCardRow {
 }
 
 /**
- * Everything one batch of executions carries. The adapter writes it in ONE transaction:
+ * Everything one batch of executions carries. The warehouse writes it in ONE transaction:
  * executions upserted; for every execution in `executions`, its ranks, sources and product cards
  * are replaced by those given (an execution with none given ends with none); screenshots and
  * product summaries upserted.
