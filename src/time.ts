@@ -1,8 +1,9 @@
 /**
- * Dates and times, a leaf module below every room: api/ decodes the API's timestamps with it,
- * transform/, load/, sync/ and the commands count days with it. The API speaks Asia/Shanghai
- * wall time (`YYYY-MM-DD HH:MM:SS`, days as `YYYY-MM-DD`). Shanghai has had a fixed UTC+08:00 offset with no daylight saving since 1991,
- * so the conversion is exact arithmetic; no time zone database is needed.
+ * Dates and times, a leaf module any layer may import: api/ decodes the API's timestamps with
+ * it, transform/, load/, sync/ and the commands count days with it. The API speaks Asia/Shanghai
+ * wall time (`YYYY-MM-DD HH:MM:SS`, days as `YYYY-MM-DD`). Shanghai has had a fixed UTC+08:00
+ * offset with no daylight saving since 1991, so the conversion is exact arithmetic; no time zone
+ * database is needed.
  */
 const SHANGHAI_OFFSET_MS = 8 * 3600_000;
 

@@ -1,3 +1,3 @@
 -- What the unit's task/results listing reported as its total when the unit was read, so
--- `geo-sync check` can compare it with the executions stored (issue 22). NULL for older units.
+-- `geo-sync check` can compare it with the executions stored. NULL for units closed before this migration.
 ALTER TABLE geo.sync_checkpoints ADD COLUMN listed_total INTEGER;

@@ -1,4 +1,4 @@
--- Change detection (issue 21): per execution, the fingerprint of its task/results item as last
+-- Change detection: per execution, the fingerprint of its task/results item as last
 -- read (sha256 of the item's canonical JSON, unknown members included) and whether its children
 -- were then read completely (nothing unread, nothing quarantined). A later run skips the children
 -- of an execution whose listed item is unchanged and whose children were complete. A row is

@@ -1,4 +1,4 @@
--- Fencing for the warehouse lock (issue 24): every exclusive taker increments `generation`, and
+-- Fencing for the warehouse lock: every exclusive taker increments `generation`, and
 -- each write transaction checks that the generation it saw is still current (and that its
 -- connection still holds the advisory lock) before it commits. The row is no longer deleted on
 -- unlock: it carries the generation from holder to holder.

@@ -27,7 +27,7 @@ interface CheckOpts extends CommonOpts {
 export function checkCommand(): Command {
   return withCommonOptions(new Command('check'))
     .description(
-      'data tests: keys unique, no orphan rows, every unit finished with the executions its listing reported, freshness (exit 3 when one fails)',
+      'data tests: keys unique, no orphan rows, every unit finished with the executions its listing reported, aggregates equal to their rows, freshness (exit 3 when one fails)',
     )
     .option('--from <YYYY-MM-DD>', 'first day (default: 6 days before --to)', parseDay)
     .option('--to <YYYY-MM-DD>', 'last day, inclusive (default: yesterday, Asia/Shanghai)', parseDay)

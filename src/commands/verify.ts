@@ -1,6 +1,6 @@
 /**
  * `geo-sync verify [--date D | --from D --to D] [--sample N]`: re-reads N stored
- * executions chosen at random and compares them field by field with the stored rows (issue 21).
+ * executions chosen at random and compares them field by field with the stored rows.
  * Exit 0: no difference; 3: some (printed one a line). Change detection is safe on an account
  * where this finds nothing night after night.
  */

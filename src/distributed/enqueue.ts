@@ -111,7 +111,7 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
   // run's. Two enqueues both hold it shared and do not exclude each other (the later writer wins).
   // It is held until the enqueue's sync_runs row is final: an exclusive taker marks every row still
   // `running` as interrupted (its process ended without finishing it), which must never be a live
-  // enqueue's (issue 27).
+  // enqueue's.
   await acquireLock(warehouse, lockHolder('backfill --distributed'), {
     mode: 'shared',
     waitMs: opts.waitForLockMs ?? 0,

@@ -1,6 +1,6 @@
 /**
  * The job queue of a distributed backfill: pg-boss 10 in its own schema (`geo_queue`) of the
- * warehouse's PostgreSQL database, plus three small tables of ours in the same schema:
+ * warehouse's PostgreSQL database, plus four small tables of ours in the same schema:
  * - `backfills`: one row per distributed backfill (what was planned), so `--wait` can report it;
  * - `workers`: a heartbeat per live worker, so each takes its share of the key's rate;
  * - `rate_state`: the shared AIMD factor that a 429 seen by any worker lowers for all;

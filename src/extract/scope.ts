@@ -1,5 +1,5 @@
 /**
- * Scope: which monitoring tasks and platform tasks a run covers (design.md, "Walking").
+ * Scope: which monitoring tasks and platform tasks a run covers (docs/architecture.md, "Plan").
  * Configured page project IDs walk customer/projects then project/tasks. With none configured,
  * discovery reads everything the key can: legacy project/list (every monitoring task, historical
  * ones with no project included), then project/tasks per `number_id`, whose items carry the

@@ -1,5 +1,5 @@
 /**
- * Issue 30: requests a run does not make because it already knows their answer. The API's rate
+ * Requests a run does not make because it already knows their answer. The API's rate
  * bounds every sync, so a request that cannot bring data is time the user waits for.
  *
  * - prompt/products: whether products are supported is the platform's (spec 2.8), the same for

@@ -1,7 +1,8 @@
 /**
- * What both adapters do to an ExecutionBatch before writing it: deduplicate every collection by
- * its key (the last row wins; an upsert must not meet the same key twice in one statement) and
- * work out, per child table, which executions' rows are replaced.
+ * What the warehouse core (core/execution-batch.ts) does to an ExecutionBatch before writing it,
+ * for both dialects: deduplicate every collection by its key (the last row wins; an upsert must
+ * not meet the same key twice in one statement) and work out, per child table, which
+ * executions' rows are replaced.
  */
 import type { ChildCollection, ExecutionBatch } from '../transform/rows.ts';
 import { dedupeBy } from './values.ts';

@@ -42,7 +42,11 @@ export interface DialectSql {
   analyze(tables: readonly string[]): string | null;
 }
 
-/** The first key of the units' advisory locks (lockKeys): issue 28's number, twice. */
+/**
+ * The first key of the units' advisory locks (lockKeys): any constant does, as PostgreSQL keeps
+ * two-int keys apart from the bigint keys of the warehouse and migration locks. Never change it
+ * while an older geo-sync may write the same warehouse: both must lock the same keys.
+ */
 const ROLLUP_LOCK_SPACE = 2828;
 
 export const DIALECT_SQL: Record<Dialect, DialectSql> = {

@@ -320,9 +320,10 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       unreadable: 'Monitoring tasks that could not be read (JSON).',
       text_values_changed:
         'Text and JSON values stored changed by the text rule (U+0000 dropped, lone surrogates as U+FFFD).',
-      executions_read: 'Listed executions whose children the run read (NULL before change detection).',
+      executions_read:
+        'Listed executions whose children the run read (NULL for a distributed enqueue, and for runs before migration 007 added change detection).',
       executions_unchanged:
-        'Listed executions left as stored: item unchanged and children complete last time (change detection).',
+        'Listed executions left as stored: item unchanged and children complete last time (change detection; NULL where executions_read is).',
     },
   },
   execution_fingerprints: {
@@ -346,7 +347,7 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       finished_at: 'When the unit was closed.',
       executions: 'Executions the unit’s listing named (stored ones plus quarantined ones).',
       listed_total:
-        'The total the API’s task/results listing reported when the unit was read (NULL before issue 22).',
+        'The total the API’s task/results listing reported when the unit was read (NULL for units closed before migration 005).',
     },
   },
   sync_unit_failures: {

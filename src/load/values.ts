@@ -1,8 +1,8 @@
 /**
- * Value conventions shared by both adapters, so that both read back the same JS values:
- * integers as numbers, money as exact decimal strings, days as `YYYY-MM-DD`, instants as ISO
- * 8601 strings in Asia/Shanghai (`2026-11-21T08:00:00+08:00`, the offset rows.ts writes) and
- * JSON as parsed values.
+ * Value conventions shared by both drivers (duckdb/, postgres/), so that both read back the same
+ * JS values: integers as numbers, money as exact decimal strings, days as `YYYY-MM-DD`, instants
+ * as ISO 8601 strings in Asia/Shanghai (`2026-11-21T08:00:00+08:00`, the offset rows.ts writes)
+ * and JSON as parsed values.
  */
 import { jsonStringify } from '../json-text.ts';
 import type { Json } from '../transform/rows.ts';

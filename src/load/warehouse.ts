@@ -191,7 +191,7 @@ export interface Warehouse {
   completeFingerprints(task_id: number, date: string): Promise<Map<number, string>>;
   /**
    * One read of the unit's stored executions: every prompt_task_id (what its completion could
-   * delete, issue 30) and, among them, the fingerprints of those read completely (change detection).
+   * delete, which decides whether the cross-check is asked) and, among them, the fingerprints of those read completely (change detection).
    */
   unitExecutions(task_id: number, date: string): Promise<StoredUnitExecutions>;
   /**
@@ -284,8 +284,8 @@ export interface Warehouse {
   query(sql: string, params?: readonly Json[]): Promise<Record<string, unknown>[]>;
 
   /**
-   * The no-overlap lock (issue 4): one geo-sync sync per warehouse at a time, or any number of
-   * workers (shared). While it is held, every write transaction checks at commit time that it
+   * The no-overlap lock: one geo-sync sync per warehouse at a time, or any number of workers
+   * (shared), so two runs never write, complete or delete the same units at once. While it is held, every write transaction checks at commit time that it
    * still is (PostgreSQL: the lock's connection still holds it and nobody took it over since).
    */
   tryLock(holder: string, mode?: LockMode): Promise<LockResult>;

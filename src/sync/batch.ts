@@ -1,4 +1,7 @@
-/** Turns fetched executions into one warehouse batch (the transform step of the flow). */
+/**
+ * Turns fetched executions into one warehouse batch (the transform step of the flow), and the
+ * batch's helpers the group writer and its isolation use (pick, drop, count by table).
+ */
 import type { ExecutionBundle, ExecutionChild, ExecutionChildren } from '../extract/execution.ts';
 import { toCardRows, toProductsRow, toScreenshotRow, toSourceRow } from '../transform/children.ts';
 import { toExecutionRow, toRankRows } from '../transform/executions.ts';

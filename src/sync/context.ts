@@ -51,7 +51,7 @@ export interface RunCounters {
    */
   rankValuesKeptRaw: number;
   /**
-   * Requests not made because they could bring nothing (issue 30): task/prompts of units whose
+   * Requests not made because they could bring nothing (the API's rate bounds a run): task/prompts of units whose
    * listing is complete and lists every stored execution, prompt/products of platform tasks that
    * answered `unsupported` this run, prompt/screenshot of executions listed without one.
    */
@@ -135,7 +135,7 @@ export class RunContext {
   /** Refreshes the aggregates of the units the writer marked stale (during the run and at its end). */
   readonly rollups: RollupRefresher;
 
-  /** Child requests whose answer the run already knows (issue 30), counted in `notAsked`. */
+  /** Child requests whose answer the run already knows (shortcuts.ts), counted in `notAsked`. */
   readonly shortcuts = new ReadShortcuts(this.counters.notAsked);
 
   constructor(

@@ -1,5 +1,5 @@
 /**
- * The unit's cross-check (task/prompts), asked only where a deletion is at stake (issue 30).
+ * The unit's cross-check (task/prompts), asked only where a deletion is at stake.
  *
  * A unit's completion deletes the executions stored for it that its listing no longer holds. A
  * listing that shifted between pages may have skipped a live execution: task/prompts (one full
@@ -39,7 +39,7 @@ export function needsCrossCheck(listing: Listing, stored: ReadonlySet<number>): 
 /**
  * Reads the unit's task/prompts. Only the ids are kept: the whole listing of a unit (~2,000 items
  * a unit on a 100k day, 8 units reading) was what grew the heap from the 10k day to the 100k day
- * (heap snapshots, issue 10).
+ * (heap snapshots of the bench's memory scenario).
  */
 export function readCrossCheck(api: ApiPort, unit: Unit): Promise<CrossCheck> {
   return api.dailyExecutions(unit.task_id, unit.date).then(

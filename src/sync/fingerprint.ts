@@ -1,5 +1,5 @@
 /**
- * Change detection (issue 21): the fingerprint of a task/results item is the sha256 of its
+ * Change detection: the fingerprint of a task/results item is the sha256 of its
  * canonical JSON (object members sorted by name at every depth, arrays in order), every member
  * included, unknown ones too (the schemas keep them). Two items that differ in any member differ
  * in fingerprint; the same item in another member order does not. How the children were read (the

@@ -1,4 +1,8 @@
-/** No overlap: one geo-sync run per warehouse (PostgreSQL advisory lock / DuckDB lock file). */
+/**
+ * No overlap: one exclusive geo-sync run per warehouse (sync, backfill, state reset), or any
+ * number of shared holders (distributed workers, an enqueue) but no exclusive one meanwhile
+ * (PostgreSQL advisory lock / DuckDB lock file).
+ */
 import { hostname } from 'node:os';
 import { sleep } from '../abort.ts';
 import type { LockMode, Warehouse } from '../load/warehouse.ts';

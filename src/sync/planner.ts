@@ -54,7 +54,7 @@ export function scheduledDates(now: Date, lookbackDays: number): string[] {
 /**
  * What the warehouse holds of one unit: its stored executions, how many of those had their
  * children read completely last time (change detection skips those when their item is unchanged),
- * and how many need no screenshot request or no products request (issue 30).
+ * and how many need no screenshot request or no products request (shortcuts.ts).
  */
 export interface StoredUnit {
   executions: number;

@@ -65,7 +65,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   let fatalCandidate: unknown = null;
 
   // The cross-check (task/prompts), asked once the listing is read and only where a deletion is
-  // at stake (needsCrossCheck, issue 30).
+  // at stake (needsCrossCheck).
   let crossCheck: Promise<CrossCheck> | null = null;
 
   // The unit's stored executions, read while the first page is on its way: for change detection

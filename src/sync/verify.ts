@@ -1,5 +1,5 @@
 /**
- * `geo-sync verify` (issue 21): re-reads stored executions from the API (their own endpoints and
+ * `geo-sync verify`: re-reads stored executions from the API (their own endpoints and
  * their children) and compares them, field by field, with the rows the warehouse holds in every
  * table built from an execution. Change detection assumes a child changes only together with its
  * listed item; a difference found here is a child that changed behind an unchanged item (or any

@@ -1,7 +1,7 @@
 /**
  * Warehouse rows: one interface per table of schema `geo` (sql/<dialect>/*.sql), named and
- * shaped as the columns are. Transforms produce them; adapters write them. Conventions:
- * - IDs are JS numbers (the API's integers fit 2^53); adapters store BIGINT.
+ * shaped as the columns are. Transforms produce them; the warehouse (load/) writes them. Conventions:
+ * - IDs are JS numbers (the API's integers fit 2^53); the warehouse stores BIGINT.
  * - Days are `YYYY-MM-DD` strings (DATE columns).
  * - Timestamps are ISO 8601 strings with an offset (`2026-11-21T08:00:00+08:00`): the API's
  *   `YYYY-MM-DD HH:MM:SS` values are Asia/Shanghai wall time (TIMESTAMPTZ columns).
@@ -23,7 +23,7 @@ export interface MonitoringTaskRow {
   prompts: string[];
 }
 
-/** Legacy project detail's configuration, merged onto monitoring_tasks (issue 5). */
+/** Legacy project detail's configuration, merged onto monitoring_tasks (`enrich.taskConfig`). */
 export interface MonitoringTaskConfigRow {
   project_id: number;
   week_restart: number;
@@ -45,7 +45,7 @@ export interface PlatformTaskRow {
   status_name: string;
 }
 
-/** Legacy project detail's per-platform prompts, merged onto platform_tasks (issue 5). */
+/** Legacy project detail's per-platform prompts, merged onto platform_tasks (`enrich.taskConfig`). */
 export interface PlatformTaskPromptsRow {
   task_id: number;
   prompts: string[];
@@ -119,7 +119,7 @@ export interface ExecutionSourceRow {
   cite_index: string;
   snippet: string;
   upstream_task_id: string;
-  /** Legacy source fields (issue 5 enrichment); null when not enriched. */
+  /** Legacy source fields (`enrich.legacySources`); null when not read. */
   site_name: string | null;
   site_icon: string | null;
   published_at: string | null;
@@ -157,7 +157,7 @@ export interface ProductCardRow {
 }
 
 /**
- * Everything one batch of executions carries. The adapter writes it in ONE transaction:
+ * Everything one batch of executions carries. The warehouse writes it in ONE transaction:
  * executions upserted; for every execution in `executions`, its ranks, sources and product cards
  * are replaced by those given (an execution with none given ends with none); screenshots and
  * product summaries upserted.
@@ -280,7 +280,7 @@ export interface SyncRunRow {
 }
 
 /**
- * Change detection (issue 21): the fingerprint of an execution's task/results item as last read
+ * Change detection: the fingerprint of an execution's task/results item as last read
  * and whether its children were read completely then.
  */
 export interface ExecutionFingerprintRow {

@@ -13,7 +13,8 @@ import { SyncMetrics } from '../../src/sync/metrics.ts';
 import { requireProgram } from '../helpers/programs.ts';
 
 const DIR = fileURLToPath(new URL('../../deploy/prometheus/', import.meta.url));
-const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+// The operators' page on Prometheus documents every metric.
+const README = readFileSync(fileURLToPath(new URL('../../docs/prometheus.md', import.meta.url)), 'utf8');
 const RULES = readFileSync(`${DIR}geo-sync.rules.yml`, 'utf8');
 const TESTS = readFileSync(`${DIR}geo-sync.rules.test.yml`, 'utf8');
 const promtool = requireProgram('promtool', 'prometheus');

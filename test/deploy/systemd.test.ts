@@ -18,7 +18,8 @@ import { requireProgram } from '../helpers/programs.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const DIR = join(ROOT, 'deploy', 'systemd');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+// The operators' page on running unattended carries the copy-paste steps.
+const README = readFileSync(join(ROOT, 'docs', 'running-unattended.md'), 'utf8');
 const analyze = requireProgram('systemd-analyze', 'systemd');
 
 const unit = (name: string) => readFileSync(join(DIR, name), 'utf8');

@@ -1,7 +1,7 @@
 /**
  * Building blocks shared by the resource schemas.
  *
- * Decision on unknown fields (issue 2): every resource object is a `z.looseObject`. Fields the
+ * Decision on unknown fields: every resource object is a `z.looseObject`. Fields the
  * spec does not name are tolerated and kept on the parsed value, so the raw payload (quarantine,
  * product card JSON, diagnosis reports) loses nothing, while transforms read only named fields.
  * A real server adds fields over time; refusing them would turn every API addition into an outage.

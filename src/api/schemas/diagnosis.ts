@@ -2,7 +2,7 @@
  * Site diagnosis (spec 2.9, 3.1). Field types are "not shown beyond the names" (4.2 rule 4), so
  * IDs accept integers or strings, and everything but `status` is optional. The report members'
  * inner structure is not shown: they are kept as JSON, and members whose type is not shown are
- * read leniently (issue 9): an unexpected spelling never costs the diagnosis.
+ * read leniently: an unexpected spelling never costs the diagnosis.
  */
 import { z } from 'zod';
 import { KeyText, storedJson } from './common.ts';

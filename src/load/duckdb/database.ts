@@ -41,7 +41,7 @@ export const CATALOG = 'warehouse';
 /**
  * WAL size that triggers a checkpoint (DuckDB's default is 16MB), and the buffer pool's size.
  * Chosen together from a sync of a 100k-execution day (1.8M rows; peak RSS, wall time, what
- * `duckdb_memory()` held at its peak), issue 10:
+ * `duckdb_memory()` held at its peak), so that a day's sync stays within a small machine:
  *
  * | memory_limit | checkpoint | peak RSS | wall   | DuckDB held (spilled)      |
  * |--------------|------------|----------|--------|----------------------------|
@@ -57,7 +57,7 @@ export const CATALOG = 'warehouse';
  * 64MB was tried and refused: DuckDB's CSV reader alone asks for a 30.5 MiB buffer per thread,
  * and the same limit serves `report` and ad hoc queries on the warehouse, which do not all spill.
  *
- * Measured again and kept (issue 10, later session; the bench's memory scenario, peak RSS of the
+ * Measured again and kept (the bench's memory scenario, peak RSS of the
  * 10k / 100k day): the defaults 341-359 / 482-507 MB (6 and 4 runs); at 100k, one run each,
  * checkpoint 16MB or 32MB 527 / 520 MB (no gain: the peak is not the WAL), DuckDB's
  * allocator_flush_threshold 16MB with its background thread 480 MB, threads 1 526 MB (both within

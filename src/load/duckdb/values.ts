@@ -24,7 +24,7 @@ import { bigintToNumber, shanghaiIso } from '../values.ts';
  * leading U+FEFF (the decoder's byte-order-mark handling): a text DuckDB stores as "\uFEFFabc"
  * (length 4) was read back as "abc", so `verify` saw a difference that is not there. The shared
  * decoder is replaced, once, by one that keeps it. The module is @duckdb/node-api's own (pinned
- * in package.json); if a version moves it, this throws when the adapter loads, never silently.
+ * in package.json); if a version moves it, this throws when the driver loads, never silently.
  */
 const accessors = createRequire(import.meta.url)('@duckdb/node-api/lib/vectors/dataAccessors.js') as {
   textDecoder: TextDecoder;
