@@ -40,6 +40,11 @@ for (const t of warehouseTargets('interrupted-runs')) {
       };
     }
 
+    const staleUnits = (env: Record<string, string>) =>
+      withWarehouse(env.GEO_WAREHOUSE!, async (w) =>
+        Number((await w.query('SELECT count(*) AS n FROM geo.rollup_stale_units'))[0]!.n),
+      );
+
     const runs = (env: Record<string, string>) =>
       withWarehouse(env.GEO_WAREHOUSE!, (w) =>
         w.query(
@@ -68,6 +73,11 @@ for (const t of warehouseTargets('interrupted-runs')) {
       expect(after[0]).toMatchObject({ run_id: left!.run_id, status: 'interrupted', finished_at: null });
       expect(after[0]!.error).toMatch(FOUND);
       expect(after[1]).toMatchObject({ status: 'success', error: null });
+      // The next run refreshed every unit the killed one left stale (it never reached its end's
+      // refresh), those of the other day too: nothing stale, the aggregates equal the rows.
+      expect(await staleUnits(env)).toBe(0);
+      const check = await runCli(['check', '--from', first!, '--to', second!], env);
+      expect(check.stdout).toMatch(/ok\s+rollups_match/);
       // Nothing to mark the next time.
       const again = await runCli(['sync', '--date', first!, '--no-progress'], env);
       expect(again.code).toBe(0);
