@@ -58,7 +58,7 @@ CREATE OR REPLACE VIEW geo.executions_daily AS
 SELECT date, customer_id, project_id, task_id, engine, model, executions, available, missing
 FROM geo.rollup_executions_daily;
 
--- ---- The modelled layer (issue 22): what GEO teams ask, by name. Every column is described in
+-- ---- The modelled layer: what GEO teams ask, by name. Every column is described in
 -- the data dictionary (src/load/dictionary.ts; docs/data-dictionary.md), applied as COMMENT ON.
 
 -- One row per execution, with the names people filter by and its counts of children (kept on

@@ -1,10 +1,11 @@
--- The per-day aggregates (issue 28): the grain the views group by, stored and kept right by the
--- sync. Each write transaction that changes a unit's (platform task, day) rows recomputes that
--- unit's rows here from them (src/load/core/rollups.ts); `geo-sync rollups refresh` recomputes
--- whole days. Only counts and sums are stored, plus the least (best) positions and `owned`;
--- names are joined by the views at query time. No primary key: customer_id may be NULL (spec 1,
--- rule 5); rows are replaced per unit, never upserted, so the grain stays unique (check
--- keys_unique). Filled from the stored executions by this migration (see migrate.ts).
+-- The per-day aggregates: the grain the views group by, stored so a dashboard never groups every
+-- raw row. Kept by the sync: a write marks the units (platform task, day) whose rows it changed,
+-- and a refresh recomputes those units' rows here from the execution tables (migration 010,
+-- src/load/core/rollups.ts); `geo-sync rollups refresh` recomputes whole days. Only counts and
+-- sums are stored, plus the least (best) positions and `owned`; names are joined by the views at
+-- query time. No primary key: customer_id may be NULL (spec 1, rule 5); rows are replaced per
+-- unit, never upserted, so the grain stays unique (check keys_unique). Filled from the stored
+-- executions by this migration (see migrate.ts).
 CREATE TABLE geo.rollup_executions_daily (
   date             DATE NOT NULL,
   week_start       DATE NOT NULL,

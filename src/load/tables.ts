@@ -498,7 +498,7 @@ export const SYNC_REJECTS = defineTable<RejectRow>(
   { synced: false, serial: 'id' },
 );
 
-// ---- The per-day aggregates (issue 28; sql/<dialect>/008_rollups.sql, core/rollups.ts) ----
+// ---- The per-day aggregates (sql/<dialect>/008_rollups.sql, 010; core/rollups.ts) ----
 // Computed from the execution tables, never from the API: each write transaction that changes a
 // unit's (platform task, day) rows recomputes that unit's aggregate rows from them (delete, then
 // insert), so their grain is unique by construction; customer_id may be NULL (spec 1, rule 5),
