@@ -33,7 +33,7 @@ export const NIGHTLY = {
   /** Nights run again with and without the per-day aggregates (what keeping them costs). */
   rollupPairs: SMOKE ? 1 : 3,
 };
-/** Issue 30's first read: ~1,060 executions over ~320 units (a run per day), and its nightly. */
+/** A first read shaped like a real account's medium day: ~1,060 executions over ~320 units (a run per day), and its nightly. */
 export const FIRST_READ = {
   seed: 30,
   days: SMOKE ? 4 : 8,
@@ -42,8 +42,8 @@ export const FIRST_READ = {
   changedShare: 0.15,
 };
 /**
- * A year of a large account (issue 28): of 2,400 executions a day (the Done-when's account) and
- * of 10,000 (the target's); each query timed warm `runs` times, `beforeRuns` against the old views.
+ * A year of a large account: of 2,400 executions a day (a real large account's size) and of
+ * 10,000 (the target's); each query timed warm `runs` times, `beforeRuns` against the old views.
  */
 export const DASHBOARDS = SMOKE
   ? [{ executionsPerDay: 400, days: 3, runs: 1, beforeRuns: 1, beforeTimeoutMs: 60_000 }]
@@ -52,8 +52,8 @@ export const DASHBOARDS = SMOKE
       { executionsPerDay: 10_000, days: 365, runs: 20, beforeRuns: 2, beforeTimeoutMs: 60_000 },
     ];
 /**
- * Every read-side command on a year of the dashboards' account of 2,400 executions a day (the
- * issue's medium account had ~670k executions, ~5M sources); the export and report of the last
+ * Every read-side command on a year of the dashboards' account of 2,400 executions a day (a
+ * real medium account had ~670k executions, ~5M sources); the export and report of the last
  * `recentDays` days besides the whole year.
  */
 export const COMMANDS = SMOKE
