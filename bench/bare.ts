@@ -14,7 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { GET_DECODERS, type GetEndpoint } from '../dist/api/client.js';
+import { GET_DECODERS, type GetEndpoint } from '../dist/api/client-decoders.js';
 import { ENDPOINTS, endpointId } from '../dist/api/endpoints.js';
 import type { RecordedRequest } from './pipeline.ts';
 import { BENCH_API_KEY, machineBusySeconds } from './simulator.ts';

@@ -30,10 +30,9 @@ import { buildYear, duckdbSession, first, pgSession, withSession, type Session }
 import { readRssReport, type RssReport } from './memory.ts';
 import { GEO_SYNC_BIN, REPO_ROOT, RSS_REPORTER, tempDir } from './paths.ts';
 import { createDatabase } from './postgres.ts';
-import { int, met, seconds, type TableRow } from './report.ts';
 import { BENCH_API_KEY, startSimulatorProcess, type SimulatorProcess } from './simulator.ts';
 
-type Dialect = 'postgres' | 'duckdb';
+export type Dialect = 'postgres' | 'duckdb';
 
 export interface CommandsSize {
   executionsPerDay: number;
@@ -119,7 +118,7 @@ export function commandsOptions(): {
   };
 }
 
-function dialectOf(target: string): Dialect {
+export function dialectOf(target: string): Dialect {
   return /^postgres(ql)?:\/\//i.test(target) ? 'postgres' : 'duckdb';
 }
 
@@ -394,69 +393,4 @@ export async function runCommands(
     await db?.drop().catch(() => undefined);
     tmp.remove();
   }
-}
-
-/** The target of each command: it finishes at the defaults with the exit code it should. */
-export const COMMANDS_TARGET = 'finishes at the defaults, exit 0 (3: a check or comparison failed)';
-
-/**
- * `npm run bench -- --only commands`: the scenario on DuckDB and PostgreSQL (or on
- * --commands-warehouse alone), a row per command, figures in `results.commands`;
- * `commands_all_finished` (every command of every run finished at the defaults) and
- * `commands_peak_rss_mb` (the highest peak RSS of any command on DuckDB, the default warehouse).
- */
-export async function commandsScenario(
-  sizes: readonly CommandsSize[],
-  rows: TableRow[],
-  results: Record<string, unknown>,
-  pgReason: string | null,
-  log: (line: string) => void,
-): Promise<void> {
-  const opts = commandsOptions();
-  const runs: CommandsRun[] = [];
-  for (const size of sizes) {
-    const dialects: Dialect[] = opts.warehouse ? [dialectOf(opts.warehouse)] : ['duckdb', 'postgres'];
-    for (const dialect of dialects) {
-      const label = `9 commands (${dialect === 'duckdb' ? 'DuckDB' : 'PostgreSQL'}, ${int(size.executionsPerDay)}/day)`;
-      if (dialect === 'postgres' && pgReason && !opts.warehouse) {
-        rows.push({
-          scenario: label,
-          size: pgReason,
-          figure: 'null',
-          baseline: '',
-          ratio: 'n/a',
-          target: '',
-          met: 'n/a',
-        });
-        continue;
-      }
-      const r = await runCommands(dialect, size, log, opts);
-      runs.push(r);
-      const settings = r.atDefaults
-        ? 'defaults'
-        : Object.entries(r.env)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(' ');
-      for (const c of r.commands) {
-        rows.push({
-          scenario: label,
-          size: `${c.command} (${int(r.rows.prompt_executions!)} exec, ${r.days} days)`,
-          figure:
-            `${seconds(c.wallMs)} (${c.cpuSeconds === null ? '?' : c.cpuSeconds.toFixed(0)} CPU s), ` +
-            `${c.rssMb === null ? '?' : c.rssMb.toFixed(0)} MB peak RSS`,
-          baseline: settings,
-          ratio: c.timedOut ? 'timed out' : `exit ${c.exitCode ?? c.signal}`,
-          target: COMMANDS_TARGET,
-          met: met(c.finished && r.atDefaults),
-        });
-      }
-    }
-  }
-  const all = runs.flatMap((r) => r.commands.map((c) => c.finished && r.atDefaults));
-  results.commands = runs;
-  results.commands_all_finished = all.length ? all.every(Boolean) : null;
-  const duckdbPeaks = runs
-    .filter((r) => r.dialect === 'duckdb')
-    .flatMap((r) => r.commands.map((c) => c.rssMb ?? 0));
-  results.commands_peak_rss_mb = duckdbPeaks.length ? Math.max(...duckdbPeaks) : null;
 }

@@ -5,7 +5,7 @@
  * platform task IDs, so units stay the size the API gives them) and that day onto every day of
  * the year, by INSERT ... SELECT inside the warehouse (no row passes through JavaScript).
  *
- * Shaped to the issue's real account (per execution 8 sources, ~2 rank items): every other
+ * Shaped to a real large account (per execution 8 sources, ~2 rank items): every other
  * source and rank item of the synced day is kept; 40% of the sources cite a long tail of 20,000
  * domains instead (the simulator cites a few dozen); one product card per execution.
  */

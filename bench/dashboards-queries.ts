@@ -1,5 +1,6 @@
 /**
- * The dashboard tiles of issue 28's table, as a BI tool sends them: one query per tile over the
+ * The dashboard tiles the per-day aggregates were built for (the tiles of a large account's
+ * BI dashboards), as a BI tool sends them: one query per tile over the
  * views. `v` is the schema of the views queried: `geo` (now) or `bench_raw` (the views as they
  * were before the per-day aggregates, bench/dashboards/before-views.*.sql).
  */

@@ -1,5 +1,5 @@
 /**
- * Scenario 7, dashboards (issue 28): a year of a large account, grown from a day synced from the
+ * Scenario 8, dashboards: a year of a large account, grown from a day synced from the
  * simulator (bench/dashboards-grow.ts), on PostgreSQL or DuckDB. `rollups refresh` then fills the
  * per-day aggregates (timed; rollups_match then proves them equal to a recomputation over the
  * whole year), and each dashboard tile (bench/dashboards-queries.ts) is timed warm against the

@@ -1,19 +1,19 @@
 /**
- * Scenario 7, first read (issue 30): the requests of a first read, by what they can bring, on a
- * world shaped like the issue's medium day: ~1,060 executions over ~320 units (platform task,
+ * Scenario 7, first read: the requests of a first read, by what they can bring, on a
+ * world shaped like a real account's medium day: ~1,060 executions over ~320 units (platform task,
  * day) of ~3.3 executions, every enrichment on. The simulator's account has 40 platform tasks, so
  * the 320 units are 8 days of them, each day read by a run of its own (`sync --date D`): as on
- * the issue's day, every platform task has one unit in its run (a products answer serves the
+ * that day, every platform task has one unit in its run (a products answer serves the
  * task's executions of that run only), and the scope is read 8 times. Two thirds of the simulator's platforms have no product cards (spec 2.8 names four of twelve:
  * `unsupported`), and 8% of its executions are listed without a screenshot.
  *
  * Then ~15% of the look-back window's executions change (late answers, answers saved again, late
  * screenshots) and one scheduled-style run reads the window: its requests per execution of the
- * window (the issue's nightly figure, on units of the issue's size; scenario 6's are larger).
+ * window (on units of that day's size; scenario 6's are larger).
  *
  * Requests are counted by the simulator (in this process); which execution a products or
  * screenshot request was for is told by a counting wrap of the run's API port, classified with
- * the simulator's ground truth. `before` is what the rules before issue 30 asked of the same run:
+ * the simulator's ground truth. `before` is what the old rules asked of the same run:
  * task/prompts once per unit, prompt/products and prompt/screenshot once per execution read.
  */
 import { join } from 'node:path';
@@ -27,7 +27,7 @@ import type { RunKind } from '../dist/transform/rows.js';
 import { tempDir } from './paths.ts';
 import { FIRST_READ } from './sizes.ts';
 
-/** The issue's categories, in its table's order. */
+/** The categories a request falls in, by what it can bring. */
 export interface RequestCounts {
   scope: number;
   taskResults: number;
@@ -38,7 +38,7 @@ export interface RequestCounts {
   total: number;
 }
 
-/** One run's requests, and what the rules before issue 30 would have asked. */
+/** One run's requests, and what the old rules (per-unit cross-check, per-execution products and screenshot) would have asked. */
 export interface RunRequests {
   units: number;
   executionsRead: number;
@@ -163,7 +163,7 @@ export async function runFirstRead(): Promise<FirstReadResult> {
         otherPerExecution: perExecution - calls.productsUnsupported - calls.screenshotsNone,
         total,
       };
-      // Before issue 30 every unit read task/prompts, and every execution read its products and
+      // Under the old rules every unit read task/prompts, and every execution read its products and
       // its screenshot: what this run did not ask is what it saved.
       const units = summary.counters.unitsDone;
       const read = summary.counters.executionsRead;

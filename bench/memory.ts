@@ -1,7 +1,8 @@
 /**
  * The memory scenario: `geo-sync sync` as its own process (the CLI, exactly as a user runs it),
  * with bench/rss-reporter.mjs preloaded to report the peak RSS on exit, against a simulator
- * process serving N executions per day. Per-execution legacy enrichments off (as the issue says).
+ * process serving N executions per day. Per-execution legacy enrichments off, so the day's size, not
+ * the legacy endpoints, decides the memory.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { GEO_SYNC_BIN, REPO_ROOT, RSS_REPORTER, tempDir } from './paths.ts';
 import { BENCH_API_KEY } from './simulator.ts';
 
-/** The enrichments of the memory scenario's sync: the per-execution legacy ones off (issue 10). */
+/** The enrichments of the memory scenario's sync: the per-execution legacy ones off. */
 export const MEMORY_ENRICH = { legacySources: false, executionTimes: false } as const;
 
 export interface MemoryRun {

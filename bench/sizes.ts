@@ -9,7 +9,8 @@ export const EXTRACTION = { executionsPerDay: SMOKE ? 60 : 2000, latencyMs: 50, 
 /** Many small units: ~400 (platform task, day) units of 2-10 executions (mean 6), all enrichments on. */
 export const SMALL_UNITS = {
   units: SMOKE ? 12 : 400,
-  meanExecutions: 6,
+  // --smoke: 2 a unit (the fewest that still gives most units more than one execution).
+  meanExecutions: SMOKE ? 2 : 6,
   latencyMs: 50,
   jitterMs: 10,
   seed: 104,
@@ -19,54 +20,68 @@ export const OWN_COST = { executionsPerDay: SMOKE ? 60 : 2000, seed: 202, pairs:
 export const LOAD = { executions: SMOKE ? 400 : 10_000, batchSize: 200, repeats: SMOKE ? 1 : 2 };
 export const MEMORY = {
   small: SMOKE ? 100 : 10_000,
-  large: SMOKE ? 200 : 100_000,
+  large: 100_000,
+  /** The days synced: --smoke only the smaller (the larger runs the same code, on more executions). */
+  get sizes(): number[] {
+    return SMOKE ? [this.small] : [this.small, this.large];
+  },
   concurrency: 32,
   seed: 303,
   timeoutMs: 8 * 60_000,
 };
+// --smoke: a window of 2 days, the fewest with a day to backfill besides the re-synced one (each
+// day is ~50 units whatever its executions, and units are what a run's time goes to).
 export const NIGHTLY = {
   seed: 606,
-  days: 4,
+  days: SMOKE ? 2 : 4,
   executionsPerDay: SMOKE ? 40 : 500,
-  lookbackDays: 3,
+  lookbackDays: SMOKE ? 1 : 3,
   changedShare: 0.15,
   /** Nights run again with and without the per-day aggregates (what keeping them costs). */
   rollupPairs: SMOKE ? 1 : 3,
+  /**
+   * Those nights again at an API's latency (50 +/- 10 ms an answer); --smoke leaves them out:
+   * the same runs, only the simulator slower.
+   */
+  rollupsAtLatency: !SMOKE,
 };
-/** Issue 30's first read: ~1,060 executions over ~320 units (a run per day), and its nightly. */
+/** A first read shaped like a real account's medium day: ~1,060 executions over ~320 units (a run per day), and its nightly. */
 export const FIRST_READ = {
   seed: 30,
-  days: SMOKE ? 4 : 8,
+  // --smoke: 2 days, a first read of each and a nightly over both (units are what the time goes to).
+  days: SMOKE ? 2 : 8,
   executionsPerDay: SMOKE ? 20 : 133,
-  lookbackDays: 3,
+  lookbackDays: SMOKE ? 1 : 3,
   changedShare: 0.15,
 };
 /**
- * A year of a large account (issue 28): of 2,400 executions a day (the Done-when's account) and
- * of 10,000 (the target's); each query timed warm `runs` times, `beforeRuns` against the old views.
+ * A year of a large account: of 2,400 executions a day (a real large account's size) and of
+ * 10,000 (the target's); each query timed warm `runs` times, `beforeRuns` against the old views.
  */
 export const DASHBOARDS = SMOKE
-  ? [{ executionsPerDay: 400, days: 3, runs: 1, beforeRuns: 1, beforeTimeoutMs: 60_000 }]
+  ? // Two days: the synced day and one grown from it (what the growth and the ranged queries need).
+    [{ executionsPerDay: 400, days: 2, runs: 1, beforeRuns: 1, beforeTimeoutMs: 60_000 }]
   : [
       { executionsPerDay: 2400, days: 365, runs: 20, beforeRuns: 3, beforeTimeoutMs: 60_000 },
       { executionsPerDay: 10_000, days: 365, runs: 20, beforeRuns: 2, beforeTimeoutMs: 60_000 },
     ];
 /**
- * Every read-side command on a year of the dashboards' account of 2,400 executions a day (the
- * issue's medium account had ~670k executions, ~5M sources); the export and report of the last
+ * Every read-side command on a year of the dashboards' account of 2,400 executions a day (a
+ * real medium account had ~670k executions, ~5M sources); the export and report of the last
  * `recentDays` days besides the whole year.
  */
 export const COMMANDS = SMOKE
   ? [
       {
         executionsPerDay: 400,
-        days: 3,
-        recentDays: 2,
+        // Two days: a ranged command (the last day) differs from a whole one.
+        days: 2,
+        recentDays: 1,
         timeoutMs: 3 * 60_000,
         // verify asks the API at its polite defaults (20 requests a second): 5 executions, not 50.
         verifySample: 5,
         // One of each command (the ranged and the whole exports differ only in their days).
-        keys: ['refresh', 'check', 'export-parquet-2', 'export-csv-year', 'report-2', 'state', 'verify'],
+        keys: ['refresh', 'check', 'export-parquet-1', 'export-csv-year', 'report-1', 'state', 'verify'],
       },
     ]
   : [{ executionsPerDay: 2400, days: 365, recentDays: 30, timeoutMs: 30 * 60_000 }];

@@ -1,6 +1,6 @@
--- The views as geo-sync 34f2257 defined them (before issue 28): every measure computed from the raw
+-- The views as geo-sync 34f2257 defined them (before the per-day aggregates): every measure computed from the raw
 -- rows at each query. The dashboards scenario creates them in schema bench_raw to time the same
--- queries before and after (bench/dashboards.ts). Verbatim but for this header.
+-- queries before and after (bench/dashboards.ts). Verbatim but for comments.
 -- BI views, re-created by every migrate (after the migrations). Same names, columns and
 -- semantics as sql/postgres/views.sql.
 --
@@ -68,7 +68,7 @@ SELECT
 FROM prompt_executions
 GROUP BY date_time, customer_id, project_id, task_id, engine, model;
 
--- ---- The modelled layer (issue 22): what GEO teams ask, by name. Every column is described in
+-- ---- The modelled layer: what GEO teams ask, by name. Every column is described in
 -- the data dictionary (src/load/dictionary.ts; docs/data-dictionary.md), applied as COMMENT ON.
 
 -- One row per execution, with the names people filter by and its counts of children.

@@ -11,29 +11,19 @@
  * - `client.all.taskResults({ task_id, date })`: every item of every page, `AsyncIterable<T>`.
  * Without `per_page` (`limit` for legacy sources) all three ask for the maximum the spec allows,
  * so page N means the same thing in each and a day costs the fewest requests.
+ *
+ * Its options and parameter types are in client-options.ts, the decoders of the answers in
+ * client-decoders.ts.
  */
-import type { Logger } from 'pino';
-import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { registerSecret, silentLogger } from '../log.ts';
-import { Credentials, type AuthOptions } from './auth.ts';
-import {
-  decodeBody,
-  decodeItems,
-  describeIssues,
-  type DecodeContext,
-  type RejectedRecord,
-} from './decode.ts';
+import { Credentials } from './auth.ts';
+import { DECODE, GET_DECODERS, type GetEndpoint } from './client-decoders.ts';
+import type { GeoClientOptions, In, LoginParams, LoginResult } from './client-options.ts';
+import { decodeBody, describeIssues, type DecodeContext } from './decode.ts';
 import { ENDPOINTS, endpointId, type EndpointName, Params } from './endpoints.ts';
 import { InvalidParamsError } from './errors.ts';
-import {
-  type ClientStats,
-  type Clock,
-  emptyStats,
-  Executor,
-  realClock,
-  type RetryOptions,
-} from './executor.ts';
+import { type ClientStats, emptyStats, Executor, realClock } from './executor.ts';
 import {
   type FetchedPage,
   type ItemReaders,
@@ -45,102 +35,47 @@ import {
   type ProductsPage,
 } from './paging.ts';
 import { RequestQueue } from './request-queue.ts';
-import { Balance, Deduction, LoginData, User } from './schemas/account.ts';
-import { SiteDiagnosis } from './schemas/diagnosis.ts';
-import { envelope, MessageOnly, PageObject } from './schemas/envelope.ts';
-import {
+import type { Balance, Deduction, User } from './schemas/account.ts';
+import type { SiteDiagnosis } from './schemas/diagnosis.ts';
+import { MessageOnly } from './schemas/envelope.ts';
+import type {
   MonitoringTask,
   PlatformTask,
-  ProductCard,
-  ProductsBody,
   PromptExecution,
   PromptResult,
   PromptResultItem,
   Screenshot,
   Source,
 } from './schemas/hierarchical.ts';
-import {
+import type {
   LegacyCreated,
   LegacyDailyItem,
   LegacyMonitoringTask,
   LegacyMonitoringTaskDetail,
   LegacyResult,
   LegacyScreenshot,
-  LegacySearchesBody,
-  LegacySource,
   LegacyTaskDetail,
 } from './schemas/legacy.ts';
 import { Transport } from './transport.ts';
-import { MAX_STORED_JSON_DEPTH } from '../json-text.ts';
 
 export type { AuthOptions } from './auth.ts';
 export type { RejectedRecord } from './decode.ts';
 export type { ClientStats, EndpointStats, RetryOptions, Clock } from './executor.ts';
 export type { Page, ProductsPage, LegacySearchesPage, LegacyPagination } from './paging.ts';
-
-export interface GeoClientOptions {
-  /** The API's base address; a path in it prefixes every endpoint path. */
-  baseUrl: string;
-  auth: AuthOptions;
-  /** Used instead of the client's own undici Pool when given (e.g. a MockAgent). */
-  dispatcher?: Dispatcher;
-  /** Share one per process: the rate limit is the key's. @default a new RequestQueue() */
-  queue?: RequestQueue;
-  /** Per attempt, headers and body. @default 30000 */
-  timeoutMs?: number;
-  /**
-   * A response body longer than this fails its request at once (RESPONSE_TOO_LARGE, not retried),
-   * without being held in memory. @default 64 MiB
-   */
-  maxResponseBytes?: number;
-  retry?: RetryOptions;
-  /** Receives list items that failed validation; without it such an item fails the call. */
-  onReject?: (r: RejectedRecord) => void;
-  logger?: Logger;
-  /** @default "geo-sync" */
-  userAgent?: string;
-  /** More pages than this in one paged read is a loop. @default 10000 */
-  maxPages?: number;
-  /** Tests: time and sleeping. @default the real clock */
-  clock?: Clock;
-  /** Tests: the jitter source in [0, 1). @default Math.random */
-  random?: () => number;
-  /**
-   * The process's stop signal (SIGINT/SIGTERM): every wait (queue pause, AIMD gate, backoff) and
-   * every request in flight ends at once with its reason when it aborts.
-   */
-  signal?: AbortSignal;
-  /**
-   * Where `baseUrl` came from, as the user gave it (the CLI: `GEO_BASE_URL (baseUrl)`, `--base-url
-   * (baseUrl)` or the config file's key). When set, a request that reaches nothing there (refused,
-   * no such host, no route, no answer in time) fails naming it: `GEO_BASE_URL (baseUrl): cannot
-   * reach https://... (connection refused: ...)`. @default unset: the socket's code alone
-   */
-  baseUrlSetting?: string;
-}
-
-/** Parameters of each method, as the caller writes them (the spec's snake_case names). */
-type In<K extends keyof typeof Params> = z.input<(typeof Params)[K]>;
-
-export type LoginParams = In<'login'>;
-export type CustomerProjectsParams = In<'customerProjects'>;
-export type TaskResultsParams = In<'taskResults'>;
-export type PromptSearchesParams = In<'promptSearches'>;
-export type PromptProductsParams = In<'promptProducts'>;
-export type LegacyCreateParams = In<'legacyCreate'>;
-export type LegacyEditParams = In<'legacyEdit'>;
-export type LegacyProjectListParams = In<'legacyProjectList'>;
-export type LegacyTaskSearchesParams = In<'legacyTaskSearches'>;
-export type DeductionDetailsParams = In<'deductionDetails'>;
-
-/**
- * What `login()` returns: the token type and the user. The token stays inside the client, and
- * fields the spec does not name are left out too (they could hold another credential).
- */
-export interface LoginResult {
-  token_type: string;
-  user: LoginData['user'];
-}
+export type {
+  CustomerProjectsParams,
+  DeductionDetailsParams,
+  GeoClientOptions,
+  LegacyCreateParams,
+  LegacyEditParams,
+  LegacyProjectListParams,
+  LegacyTaskSearchesParams,
+  LoginParams,
+  LoginResult,
+  PromptProductsParams,
+  PromptSearchesParams,
+  TaskResultsParams,
+} from './client-options.ts';
 
 /** Largest page sizes the spec allows (section 8); 100 where it names no maximum. */
 export const MAX_PAGE_SIZE = {
@@ -152,46 +87,6 @@ export const MAX_PAGE_SIZE = {
   legacyTaskSearches: 1000,
   deductionDetails: 100,
 } as const;
-
-const PageEnvelope = envelope(PageObject);
-const ListEnvelope = envelope(PageObject.shape.data);
-
-/** Decoders of the answers of the calls that are not plain GETs, their schemas built once. */
-const DECODE = {
-  login: single(LoginData),
-  diagnosis: single(SiteDiagnosis),
-  legacyCreated: single(LegacyCreated),
-};
-
-/**
- * The decoder of every GET endpoint's answer, by endpoint, its schemas built once: the client's
- * methods take theirs from here (so no method can decode with another), and the bench's
- * validation floor replays the same decoders on the same answers.
- */
-export const GET_DECODERS = {
-  user: single(User),
-  getSiteDiagnosis: DECODE.diagnosis,
-  projectTasks: listOf(PlatformTask),
-  taskInfo: single(PlatformTask),
-  taskPrompts: listOf(PromptExecution),
-  promptDetail: single(PromptExecution),
-  promptResult: single(PromptResult),
-  promptScreenshot: single(Screenshot),
-  legacyProjectDetail: single(LegacyMonitoringTaskDetail),
-  legacyTaskList: listOf(LegacyDailyItem),
-  legacyTaskDetail: single(LegacyTaskDetail),
-  legacyTaskResult: single(LegacyResult),
-  legacyTaskScreenshot: single(LegacyScreenshot),
-  balance: single(Balance),
-  customerProjects: pageOf(MonitoringTask),
-  taskResults: pageOf(PromptResultItem),
-  promptSearches: pageOf(Source),
-  legacyProjectList: pageOf(LegacyMonitoringTask),
-  deductionDetails: pageOf(Deduction),
-  promptProducts: productsPage,
-  legacyTaskSearches: legacySearchesPage,
-} satisfies Partial<Record<EndpointName, (body: unknown, ctx: DecodeContext) => unknown>>;
-export type GetEndpoint = keyof typeof GET_DECODERS;
 
 export class GeoClient {
   /** Counters: HTTP attempts, retries, 429s, failures, per endpoint and per error code. */
@@ -569,73 +464,6 @@ export class GeoClient {
     this.stats.errorsByCode.INVALID_PARAMS = (this.stats.errorsByCode.INVALID_PARAMS ?? 0) + 1;
     return new InvalidParamsError({ endpoint: endpointId(name), params: shown, problems, attempts: 0 });
   }
-}
-
-/** `{ success, data: { current_page, data: [...], ... } }` with the items checked one by one. */
-function pageOf<S extends z.ZodType>(item: S) {
-  return (b: unknown, ctx: DecodeContext): FetchedPage<Page<z.output<S>>> => {
-    const d = decodeBody(PageEnvelope, b, ctx).data;
-    return {
-      page: {
-        items: decodeItems(item, d.data, 'data.data', ctx),
-        current_page: d.current_page,
-        last_page: d.last_page,
-        total: d.total,
-        per_page: d.per_page,
-      },
-      rawItems: d.data,
-      meta: { current_page: d.current_page, last_page: d.last_page },
-    };
-  };
-}
-
-/** `{ success, data: {...} }`: one object. */
-function single<S extends z.ZodType>(schema: S) {
-  const body = envelope(schema);
-  // The envelope's generic `data` loses its link to S in the checker; the schema guarantees it.
-  return (b: unknown, ctx: DecodeContext): z.output<S> => decodeBody(body, b, ctx).data as z.output<S>;
-}
-
-/** `{ success, data: [...] }` (a full, unpaged array) with the items checked one by one. */
-function listOf<S extends z.ZodType>(item: S) {
-  return (b: unknown, ctx: DecodeContext): z.output<S>[] =>
-    decodeItems(item, decodeBody(ListEnvelope, b, ctx).data, 'data', ctx);
-}
-
-/** prompt/products: the cards checked one by one, the card-set metadata read inside or beside `data`. */
-function productsPage(b: unknown, ctx: DecodeContext): FetchedPage<ProductsPage> {
-  const body = decodeBody(ProductsBody, b, ctx);
-  const d = body.data;
-  // Spec 2.8 lists field_order, field_labels, supported and result_status in the table of
-  // `data.products` but without the `data.` prefix: inside `data` and beside it are both
-  // honest readings, so both are accepted; `data` wins when a server sends both.
-  const page: ProductsPage = {
-    // Cards are stored whole (product_cards.card): one nested too deep for a JSON column is
-    // quarantined by itself.
-    items: decodeItems(ProductCard, d.products, 'data.products', ctx, { maxDepth: MAX_STORED_JSON_DEPTH }),
-    current_page: d.current_page,
-    last_page: d.last_page,
-    total: d.total,
-    per_page: d.per_page,
-    field_order: d.field_order ?? body.field_order,
-    field_labels: d.field_labels ?? body.field_labels,
-    supported: d.supported ?? body.supported,
-    result_status: d.result_status ?? body.result_status,
-  };
-  return { page, rawItems: d.products, meta: { current_page: d.current_page, last_page: d.last_page } };
-}
-
-/** Legacy task/searches: `data` array, `pagination` only when `page` was sent. */
-function legacySearchesPage(b: unknown, ctx: DecodeContext): FetchedPage<LegacySearchesPage> {
-  const body = decodeBody(LegacySearchesBody, b, ctx);
-  const items = decodeItems(LegacySource, body.data, 'data', ctx);
-  const pagination = body.pagination;
-  const page: LegacySearchesPage = pagination ? { items, pagination } : { items };
-  return {
-    page,
-    rawItems: body.data,
-    meta: pagination ? { current_page: pagination.current_page, last_page: pagination.last_page } : undefined,
-  };
 }
 
 /** `/api/v2/projects/{project_id}/site-diagnosis` with `{project_id}` filled in. */

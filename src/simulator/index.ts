@@ -9,7 +9,7 @@ import { FaultInjector } from './faults.ts';
 import { listen } from './server.ts';
 import type { SimulatorStats } from './stats.ts';
 import { Stats } from './stats.ts';
-import type { World } from './world.ts';
+import type { World } from './world-types.ts';
 import { SimWorld } from './world.ts';
 
 export type { FaultOptions } from './faults.ts';
@@ -29,7 +29,7 @@ export type {
   BalanceWire,
   WirePromptExecution,
   WirePromptResultItem,
-} from './world.ts';
+} from './world-types.ts';
 export { SimWorld } from './world.ts';
 
 export interface SimulatorOptions {

@@ -3,157 +3,35 @@
  * return, so tests can compare a warehouse with them. Small things (catalog, ledger) are built
  * once; executions and their children are generated on demand from their IDs (executions.ts).
  */
-import type { z } from 'zod';
-import type { User } from '../api/schemas/account.ts';
-import type { MonitoringTask, PlatformTask, Screenshot, Source } from '../api/schemas/hierarchical.ts';
-import type { LegacyMonitoringTask, LegacyMonitoringTaskDetail } from '../api/schemas/legacy.ts';
 import type { MonitoringTaskDef, PlatformTaskDef } from './catalog.ts';
 import { Catalog } from './catalog.ts';
 import type { ProductSet, SourceRecord } from './children.ts';
 import { productsOf, screenshotOf, sourcesOf, toSource } from './children.ts';
+import { dayTotalsOf } from './day-totals.ts';
 import type { SiteDiagnosisWire } from './diagnosis.ts';
 import { DiagnosisStore } from './diagnosis.ts';
 import type { ExecRef, WirePromptExecution, WirePromptResultItem } from './executions.ts';
-import {
-  ExecutionModel,
-  cardCount,
-  executionOf,
-  hasScreenshot,
-  isMissing,
-  rankCount,
-  resultItemOf,
-  screenshotUrl,
-  sourceCount,
-} from './executions.ts';
+import { ExecutionModel, executionOf, resultItemOf, sourceCount } from './executions.ts';
 import type { BalanceWire, DeductionWire } from './finance.ts';
 import { Finance } from './finance.ts';
-import { decodePromptTaskId, decodeSourceId } from './ids.ts';
+import { decodePromptTaskId } from './ids.ts';
 import { Overlay, taskDayKey, type CorruptibleChild, type ExecutionChild } from './mutations.ts';
 import { STATUS_NAMES } from './platforms.ts';
-import { hash2 } from './rng.ts';
 import { dayNumber, shanghaiDateTime, todayNumber, ymdOfDay } from './time.ts';
-
-export type MonitoringTaskWire = z.input<typeof MonitoringTask>;
-export type PlatformTaskWire = z.input<typeof PlatformTask>;
-export type SourceWire = z.input<typeof Source>;
-export type ScreenshotWire = z.input<typeof Screenshot>;
-export type UserWire = z.input<typeof User>;
-export type LegacyMonitoringTaskWire = z.input<typeof LegacyMonitoringTask>;
-export type LegacyMonitoringTaskDetailWire = z.input<typeof LegacyMonitoringTaskDetail>;
-export type {
-  ProductSet,
-  SiteDiagnosisWire,
-  DeductionWire,
-  BalanceWire,
-  WirePromptExecution,
-  WirePromptResultItem,
-};
-
-export interface DayTotals {
-  /** Readable platform tasks (the (task, day) units of that day), historical and created included. */
-  platformTasks: number;
-  /** Readable platform tasks with at least one execution that day. */
-  platformTasksWithExecutions: number;
-  executions: number;
-  /** rank_details items (valid or not). */
-  ranks: number;
-  sources: number;
-  productCards: number;
-  /** Executions with a screenshot (prompt/screenshot answers an empty `screenshot_url` for the others). */
-  screenshots: number;
-  /** Executions with result_status missing. */
-  missingResults: number;
-  /** Executions served with a wrong-typed field (corruptExecution): counted in `executions` too. */
-  corruptedExecutions: number;
-}
-
-export interface WorldMutations {
-  /** A string replaces the answer; null makes result_status missing (answer/think null). */
-  setAnswer(promptTaskId: number, answer: string | null): void;
-  removeSource(sourceId: number): void;
-  /** Gone from lists; 404 on the single-execution endpoints. */
-  deleteExecution(promptTaskId: number): void;
-  /** Served in task/results and task/prompts with `hours: "abc"`. */
-  corruptExecution(promptTaskId: number): void;
-  /**
-   * This child's endpoint (prompt/searches, prompt/screenshot or prompt/products) answers 200 with
-   * a known field of the wrong type: a permanent, not retryable mismatch.
-   */
-  corruptChild(promptTaskId: number, child: CorruptibleChild): void;
-  /**
-   * This one source is served by prompt/searches with a known field of the wrong type; the other
-   * items of the list, and its `total`, are as before (a client quarantines that one item).
-   */
-  corruptSource(sourceId: number): void;
-  /**
-   * The execution stays listed by task/results and task/prompts, but this child's endpoints
-   * (hierarchical and legacy forms) answer 404.
-   */
-  hideChild(promptTaskId: number, child: ExecutionChild): void;
-  /**
-   * The monitoring task stays listed (customer/projects, legacy project/list) but its
-   * project/tasks answers 404, as for one deleted between the listing and the read.
-   */
-  hideMonitoringTask(projectId: number): void;
-  /**
-   * Offset paging under a changing list: once the next task/results page of the execution's unit
-   * has been served, the execution moves to the head of the unit's list (task/results,
-   * task/prompts, legacy task/list), as if it were inserted there between two pages.
-   */
-  moveToHeadBetweenPages(promptTaskId: number): void;
-  /**
-   * An answer saved again while a client pages: once the next task/results page of the
-   * execution's unit has been served, its answer becomes `answer`, its rank_details lose their
-   * last item, and it moves to the end of the unit's lists (task/results, task/prompts, legacy
-   * task/list), as in a list ordered by save time. Offset paging then lists it twice, the second
-   * time updated (and skips the execution that moved up into the page already served).
-   */
-  resaveBetweenPages(promptTaskId: number, answer: string): void;
-  /**
-   * A screenshot taken late: an execution listed without one now has it, in its listed item
-   * (`screenshot_url`) and on prompt/screenshot. Returns false when it already had one.
-   */
-  takeScreenshot(promptTaskId: number): boolean;
-  /** The monitoring task is renamed (customer/projects `project_name`, legacy `brand_name`). */
-  renameMonitoringTask(projectId: number, name: string): void;
-  /** Drop every mutation, and legacy creates/edits. */
-  reset(): void;
-}
-
-export interface World {
-  readonly seed: number;
-  readonly user: UserWire;
-  readonly unreadableCustomerId: number;
-  /** Monitoring / platform tasks of the unreadable project: they exist, every read gives 404. */
-  readonly unreadableMonitoringTaskIds: number[];
-  readonly unreadablePlatformTaskIds: number[];
-  readonly mutations: WorldMutations;
-  dates(): string[];
-  customerIds(): number[];
-  monitoringTasks(customerId: number): MonitoringTaskWire[];
-  historicalMonitoringTasks(): MonitoringTaskWire[];
-  platformTasks(monitoringTaskId: number): PlatformTaskWire[];
-  allPlatformTasks(): PlatformTaskWire[];
-  executions(taskId: number, date: string): Iterable<WirePromptResultItem>;
-  sources(promptTaskId: number): SourceWire[];
-  products(promptTaskId: number): ProductSet;
-  screenshot(promptTaskId: number): ScreenshotWire | null;
-  dayTotals(date: string): DayTotals;
-  deductions(): DeductionWire[];
-  balance(): BalanceWire;
-  diagnoses(customerId: number): SiteDiagnosisWire[];
-  resetDiagnoses(): void;
-}
-
-export interface WorldOptions {
-  seed: number;
-  days: number;
-  executionsPerDay: number;
-  now: () => Date;
-  diagnosisStepMs: number;
-  diagnosisFailureRate: number;
-  email: string;
-}
+import { worldMutations } from './world-mutations.ts';
+import type {
+  DayTotals,
+  LegacyMonitoringTaskDetailWire,
+  LegacyMonitoringTaskWire,
+  MonitoringTaskWire,
+  PlatformTaskWire,
+  ScreenshotWire,
+  SourceWire,
+  UserWire,
+  World,
+  WorldMutations,
+  WorldOptions,
+} from './world-types.ts';
 
 export class SimWorld implements World {
   readonly seed: number;
@@ -180,72 +58,7 @@ export class SimWorld implements World {
       stepMs: opts.diagnosisStepMs,
       failureRate: opts.diagnosisFailureRate,
     });
-    this.mutations = {
-      setAnswer: (id, answer) => {
-        this.mustResolve(id);
-        this.overlay.answers.set(id, answer);
-      },
-      removeSource: (sourceId) => {
-        const s = decodeSourceId(sourceId);
-        const ref = s ? this.resolve(s.promptTaskId) : null;
-        if (!s || !ref || s.index >= sourceCount(ref.h, ref.pt.ordinal, ref.k))
-          throw new RangeError(`unknown source_id ${sourceId}`);
-        this.overlay.removeSource(sourceId);
-      },
-      deleteExecution: (id) => {
-        this.mustResolve(id);
-        this.overlay.delete(id);
-      },
-      corruptExecution: (id) => {
-        this.mustResolve(id);
-        this.overlay.corrupted.add(id);
-      },
-      corruptChild: (id, child) => {
-        this.mustResolve(id);
-        this.overlay.addChild(this.overlay.corruptChildren, id, child);
-      },
-      corruptSource: (sourceId) => {
-        const s = decodeSourceId(sourceId);
-        const ref = s ? this.resolve(s.promptTaskId) : null;
-        if (!s || !ref || s.index >= sourceCount(ref.h, ref.pt.ordinal, ref.k))
-          throw new RangeError(`unknown source_id ${sourceId}`);
-        this.overlay.corruptSources.add(sourceId);
-      },
-      hideChild: (id, child) => {
-        this.mustResolve(id);
-        this.overlay.addChild(this.overlay.hiddenChildren, id, child);
-      },
-      hideMonitoringTask: (projectId) => {
-        if (!this.catalog.monitoringTask(projectId)) throw new Error(`no monitoring task ${projectId}`);
-        this.overlay.hiddenMonitoringTasks.add(projectId);
-      },
-      moveToHeadBetweenPages: (id) => {
-        const ref = this.mustResolve(id);
-        this.overlay.headArmed.set(taskDayKey(ref.pt.ordinal, ref.day), ref.k);
-      },
-      resaveBetweenPages: (id, answer) => {
-        const ref = this.mustResolve(id);
-        this.overlay.resaveArmed.set(taskDayKey(ref.pt.ordinal, ref.day), {
-          k: ref.k,
-          promptTaskId: id,
-          answer,
-        });
-      },
-      takeScreenshot: (id) => {
-        const ref = this.mustResolve(id);
-        if (screenshotUrl(ref) !== null) return false;
-        this.overlay.lateScreenshots.add(id);
-        return true;
-      },
-      renameMonitoringTask: (projectId, name) => {
-        if (!this.catalog.monitoringTask(projectId)) throw new Error(`no monitoring task ${projectId}`);
-        this.overlay.names.set(projectId, name);
-      },
-      reset: () => {
-        this.overlay.clear();
-        this.catalog.resetOverlays();
-      },
-    };
+    this.mutations = worldMutations(this);
   }
 
   // --- time ------------------------------------------------------------------------------------
@@ -485,7 +298,8 @@ export class SimWorld implements World {
     return this.marked(this.model.ref(pt, c.day, c.k));
   }
 
-  private mustResolve(promptTaskId: number): ExecRef {
+  /** resolve, or a RangeError naming the ID (the mutations' check that what they name exists). */
+  mustResolve(promptTaskId: number): ExecRef {
     const ref = this.resolve(promptTaskId);
     if (!ref) throw new RangeError(`unknown or deleted prompt_task_id ${promptTaskId}`);
     return ref;
@@ -594,61 +408,9 @@ export class SimWorld implements World {
     return shot ? { ...shot } : null;
   }
 
-  /** Totals of a day over every readable platform task: a loop of hashes, nothing kept. */
+  /** Totals of a day over every readable platform task (day-totals.ts). */
   dayTotals(date: string): DayTotals {
-    const day = dayNumber(date);
-    const t: DayTotals = {
-      platformTasks: this.allPlatformTasks().length,
-      platformTasksWithExecutions: 0,
-      executions: 0,
-      ranks: 0,
-      sources: 0,
-      productCards: 0,
-      screenshots: 0,
-      missingResults: 0,
-      corruptedExecutions: 0,
-    };
-    if (Number.isNaN(day) || !this.inHistory(day)) return t;
-    const o = this.overlay;
-    for (const pt of this.catalog.executing) {
-      const n = this.model.count(pt, day);
-      const deleted = o.deletedKs(pt.ordinal, day);
-      const tdh = this.model.taskDayHash(pt.ordinal, day);
-      let seen = 0;
-      for (let k = 0; k < n; k++) {
-        if (deleted !== undefined && deleted.has(k)) continue;
-        const h = hash2(tdh, k);
-        seen++;
-        t.ranks += rankCount(h, pt);
-        t.sources += sourceCount(h, pt.ordinal, k);
-        t.productCards += cardCount(h, pt);
-        if (hasScreenshot(h)) t.screenshots++;
-        if (isMissing(h)) t.missingResults++;
-      }
-      t.executions += seen;
-      if (seen > 0) t.platformTasksWithExecutions++;
-    }
-    // Overlays are small: correct the totals by walking them, not the day.
-    for (const [id, answer] of o.answers) {
-      const ref = this.resolve(id);
-      if (!ref || ref.day !== day) continue;
-      const was = isMissing(ref.h);
-      if (was && answer !== null) t.missingResults--;
-      if (!was && answer === null) t.missingResults++;
-    }
-    for (const id of o.droppedRank) {
-      const ref = this.resolve(id);
-      if (ref && ref.day === day && rankCount(ref.h, ref.pt) > 0) t.ranks--;
-    }
-    for (const [id, removed] of o.removedSources) {
-      const ref = this.resolve(id);
-      if (ref && ref.day === day) t.sources -= removed.size;
-    }
-    for (const id of o.corrupted) {
-      const ref = this.resolve(id);
-      if (ref && ref.day === day) t.corruptedExecutions++;
-    }
-    return t;
+    return dayTotalsOf(this, date);
   }
 
   // --- diagnosis -------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /** One decoder per GET endpoint: the client's methods and the bench's validation floor share it. */
 import { describe, expect, it } from 'vitest';
-import { GET_DECODERS } from '../../src/api/client.ts';
+import { GET_DECODERS } from '../../src/api/client-decoders.ts';
 import { ENDPOINTS } from '../../src/api/endpoints.ts';
 
 describe('GET_DECODERS', () => {

@@ -16,7 +16,8 @@
  */
 import { fc, test } from '@fast-check/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GET_DECODERS, type RejectedRecord } from '../../src/api/client.ts';
+import { GET_DECODERS } from '../../src/api/client-decoders.ts';
+import type { RejectedRecord } from '../../src/api/client.ts';
 import { parseJson, type DecodeContext } from '../../src/api/decode.ts';
 import { endpointId, type EndpointId, type EndpointName } from '../../src/api/endpoints.ts';
 import { InvalidResponseError } from '../../src/api/errors.ts';
