@@ -72,6 +72,14 @@ export const DASHBOARD_QUERIES: readonly DashboardQuery[] = [
     params: (p) => [p.task_id, p.last],
   },
   {
+    name: 'a month of executions at the execution grain, by day',
+    sql: (v) => `SELECT date, count(*) AS executions, count(*) FILTER (WHERE has_answer) AS answered,
+        count(*) FILTER (WHERE has_screenshot) AS with_screenshot, sum(rank_items) AS rank_items,
+        sum(valid_ranks) AS valid_ranks, sum(sources) AS sources, sum(product_cards) AS product_cards
+      FROM ${v}.executions_enriched WHERE date > ${day(1)} - 30 GROUP BY date ORDER BY date`,
+    params: (p) => [p.last],
+  },
+  {
     name: 'executions of the last day without an answer or a screenshot',
     sql: (v) => `SELECT platform_name, question, rank_items, sources FROM ${v}.executions_enriched
       WHERE date = ${day(1)} AND (NOT has_answer OR NOT has_screenshot) ORDER BY prompt_task_id`,

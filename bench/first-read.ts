@@ -16,6 +16,7 @@
  * the simulator's ground truth. `before` is what the old rules asked of the same run:
  * task/prompts once per unit, prompt/products and prompt/screenshot once per execution read.
  */
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createApi, runLocked } from '../dist/app.js';
 import { loadConfig } from '../dist/config.js';
@@ -222,6 +223,76 @@ export async function runFirstRead(): Promise<FirstReadResult> {
         perExecutionBefore: night.before.total / windowExecutions,
       },
     };
+  } finally {
+    await sim.close();
+    tmp.remove();
+  }
+}
+
+/** A first read's wall time with the per-day aggregates kept, against the same without them. */
+export interface FirstReadRollupCost {
+  executions: number;
+  withMs: number[];
+  withoutMs: number[];
+  /** Median with over median without. */
+  ratio: number;
+}
+
+/**
+ * The first read of every day (one backfill, many small units, latency 0: the writes are all
+ * there is to wait for) into a fresh DuckDB file, `pairs` times each way, alternated so the
+ * machine's drift falls on both sides alike: what keeping the aggregates costs a first read.
+ */
+export async function runFirstReadRollupCost(pairs: number): Promise<FirstReadRollupCost> {
+  const sim = await startSimulator({
+    seed: FIRST_READ.seed,
+    days: FIRST_READ.days,
+    executionsPerDay: FIRST_READ.executionsPerDay,
+    apiKeys: ['bench-key'],
+  });
+  const tmp = tempDir('first-read-rollups');
+  const cost: FirstReadRollupCost = { executions: 0, withMs: [], withoutMs: [], ratio: 0 };
+  try {
+    const dates = sim.world.dates();
+    for (let i = 0; i < pairs; i++) {
+      for (const keepRollups of i % 2 === 0 ? [true, false] : [false, true]) {
+        const config = loadConfig({
+          env: {},
+          overrides: {
+            baseUrl: sim.url,
+            apiKey: 'bench-key',
+            warehouse: `duckdb:${join(tmp.dir, `first-read-${i}-${keepRollups}.duckdb`)}`,
+            concurrency: 16,
+            requestsPerSecond: 100_000,
+            logLevel: 'silent',
+          },
+        });
+        const api = createApi(config, silentLogger);
+        const warehouse = await openWarehouse(config.warehouse, { logger: silentLogger, keepRollups });
+        try {
+          await warehouse.migrate();
+          const t0 = performance.now();
+          const s = await runLocked(api, warehouse, config, silentLogger, {
+            kind: 'backfill',
+            dates,
+            customers: [],
+            force: false,
+            args: { dates },
+            waitForLockMs: 0,
+          });
+          const ms = performance.now() - t0;
+          if (s.status !== 'success') throw new Error(`first read: ${s.status} ${s.error ?? ''}`);
+          cost.executions = s.counters.executionsRead;
+          (keepRollups ? cost.withMs : cost.withoutMs).push(ms);
+        } finally {
+          await warehouse.close();
+          await api.close();
+        }
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+    cost.ratio = median(cost.withMs) / median(cost.withoutMs);
+    return cost;
   } finally {
     await sim.close();
     tmp.remove();

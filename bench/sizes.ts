@@ -17,7 +17,13 @@ export const SMALL_UNITS = {
 };
 // Three pairs: on this shared 2-core VM the best of two still moved by +-0.3 between runs of the bench.
 export const OWN_COST = { executionsPerDay: SMOKE ? 60 : 2000, seed: 202, pairs: SMOKE ? 1 : 3 };
-export const LOAD = { executions: SMOKE ? 400 : 10_000, batchSize: 200, repeats: SMOKE ? 1 : 2 };
+export const LOAD = {
+  executions: SMOKE ? 400 : 10_000,
+  batchSize: 200,
+  repeats: SMOKE ? 1 : 2,
+  /** A first read of many small units: the same executions over this many (platform task, day) units. */
+  smallUnits: SMOKE ? 40 : 1_000,
+};
 export const MEMORY = {
   small: SMOKE ? 100 : 10_000,
   large: 100_000,
@@ -53,6 +59,8 @@ export const FIRST_READ = {
   executionsPerDay: SMOKE ? 20 : 133,
   lookbackDays: SMOKE ? 1 : 3,
   changedShare: 0.15,
+  /** The first read again with and without the aggregates, alternated, this many times each. */
+  rollupPairs: SMOKE ? 1 : 3,
 };
 /**
  * A year of a large account: of 2,400 executions a day (a real large account's size) and of

@@ -55,6 +55,9 @@ export function pipelineFigures(r: PipelineRun) {
     rows: r.rows,
     rows_by_table: r.summary.counters.rows,
     cpu_s: r.cpuSeconds,
+    // The sync process's CPU per request: what a request costs it (parsing, transforming,
+    // writing), the figure that bounds a sync when the process, not the API, is busy.
+    cpu_s_per_request: r.cpuSeconds / Math.max(1, r.requests),
     main_thread_cpu_s: r.mainThreadCpuSeconds,
     simulator_cpu_s: r.simulatorCpuSeconds,
     machine_busy_cpu_s: r.machineBusySeconds,

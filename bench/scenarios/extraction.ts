@@ -46,6 +46,7 @@ export function againstBound(run: PipelineRun, latencyMs: number, jitterMs: numb
 export const extraction: Scenario = {
   name: 'extraction',
   figures: ['extraction_ratio'],
+  infoFigures: ['extraction_cpu_s_per_request'],
   targets: { extraction_ratio: `<= ${EXTRACTION_TARGET}` },
   async run({ rows, results }) {
     const { executionsPerDay, latencyMs, jitterMs, seed } = EXTRACTION;
@@ -67,6 +68,7 @@ export const extraction: Scenario = {
           const executions = executionsOf(run);
           const perExecution = run.requests / Math.max(1, executions);
           results.extraction_ratio = b.r;
+          results.extraction_cpu_s_per_request = run.cpuSeconds / Math.max(1, run.requests);
           results.extraction = {
             ...b.figures,
             executions,
@@ -75,7 +77,7 @@ export const extraction: Scenario = {
           };
           rows.push({
             scenario: '1 extraction (DuckDB)',
-            size: `${int(executions)} exec, ${int(run.requests)} req (${perExecution.toFixed(2)}/exec), 50±10 ms, C=${C}; per-exec legacy enrich off`,
+            size: `${int(executions)} exec, ${int(run.requests)} req (${perExecution.toFixed(2)}/exec), 50±10 ms, C=${C}; per-exec legacy enrich off; ${((run.cpuSeconds / Math.max(1, run.requests)) * 1000).toFixed(2)} ms CPU/req`,
             ...b.row,
           });
         } finally {

@@ -18,6 +18,7 @@ import { againstBound, EXTRACTION_TARGET } from './extraction.ts';
 export const smallUnits: Scenario = {
   name: 'small-units',
   figures: ['extraction_ratio_small_units'],
+  infoFigures: ['extraction_small_units_cpu_s_per_request'],
   targets: { extraction_ratio_small_units: `<= ${EXTRACTION_TARGET}` },
   async run({ rows, results }) {
     const { units, meanExecutions, latencyMs, jitterMs, seed } = SMALL_UNITS;
@@ -45,6 +46,7 @@ export const smallUnits: Scenario = {
           const executions = executionsOf(run);
           const unitCount = run.summary.counters.unitsDone;
           results.extraction_ratio_small_units = b.r;
+          results.extraction_small_units_cpu_s_per_request = run.cpuSeconds / Math.max(1, run.requests);
           results.extraction_small_units = {
             ...b.figures,
             executions,
@@ -56,7 +58,7 @@ export const smallUnits: Scenario = {
           };
           rows.push({
             scenario: '1 extraction, small units (DuckDB)',
-            size: `${int(unitCount)} units, ${int(executions)} exec, ${int(run.requests)} req, ${int(run.rows)} rows, 50±10 ms, C=${C}; enrich all on`,
+            size: `${int(unitCount)} units, ${int(executions)} exec, ${int(run.requests)} req, ${int(run.rows)} rows, 50±10 ms, C=${C}; enrich all on; ${((run.cpuSeconds / Math.max(1, run.requests)) * 1000).toFixed(2)} ms CPU/req`,
             ...b.row,
           });
         } finally {
