@@ -59,8 +59,19 @@ function plan(g: Growth): { table: string; from: string; columns: Record<string,
     },
     {
       table: 'prompt_executions',
-      from: `${SEED}.prompt_executions s ${grid()}`,
-      columns: { prompt_task_id: execution, task_id: task, project_id: project, date_time: day },
+      // Its children's counts as the copies below keep them (every other rank and source, the
+      // first card): what the writer would have stored for such an execution.
+      from: `${SEED}.prompt_executions s ${grid()} JOIN ${SEED}.exec_counts k ON k.prompt_task_id = s.prompt_task_id`,
+      columns: {
+        prompt_task_id: execution,
+        task_id: task,
+        project_id: project,
+        date_time: day,
+        rank_items: 'k.rank_items',
+        valid_ranks: 'k.valid_ranks',
+        sources: 'k.sources',
+        product_cards: 'k.product_cards',
+      },
     },
     {
       table: 'execution_ranks',
@@ -119,6 +130,15 @@ export async function growYear(dialect: Dialect, exec: Exec, columnsOf: ColumnsO
   await exec(
     `CREATE TABLE ${SEED}.source_index AS SELECT source_id, row_number() OVER (ORDER BY source_id) - 1 AS i
      FROM ${SEED}.execution_sources`,
+  );
+  await exec(
+    `CREATE TABLE ${SEED}.exec_counts AS SELECT e.prompt_task_id,
+       (SELECT count(*) FROM ${SEED}.execution_ranks r WHERE r.prompt_task_id = e.prompt_task_id AND r.ordinal % 2 = 0) AS rank_items,
+       (SELECT count(r.position) FROM ${SEED}.execution_ranks r WHERE r.prompt_task_id = e.prompt_task_id AND r.ordinal % 2 = 0) AS valid_ranks,
+       (SELECT count(*) FROM ${SEED}.execution_sources x JOIN ${SEED}.source_index y ON y.source_id = x.source_id
+        WHERE x.prompt_task_id = e.prompt_task_id AND y.i % 2 = 0) AS sources,
+       (SELECT count(*) FROM ${SEED}.product_cards k WHERE k.prompt_task_id = e.prompt_task_id AND k.position = 0) AS product_cards
+     FROM ${SEED}.prompt_executions e`,
   );
   await exec(
     `CREATE TABLE ${SEED}.counts AS SELECT (SELECT count(*) FROM ${SEED}.exec_index) AS executions,
