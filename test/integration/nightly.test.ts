@@ -24,7 +24,7 @@ import { dumpData, rollupMismatches } from '../helpers/dump.ts';
  */
 const FROM_SOURCES = ['execution_sources', 'rollup_domains_daily', 'rollup_executions_daily'];
 const ALL_DAYS = ['2000-01-01', '2100-12-31'] as const;
-import { syncOnce, withWarehouse } from '../helpers/sync.ts';
+import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget, postgresTarget, warehouseTargets } from '../helpers/targets.ts';
 
 const SEARCHES = 'GET /api/v2/geo/prompt/searches';
@@ -76,7 +76,7 @@ for (const target of warehouseTargets('nightly')) {
     const check = async (port: (p: ApiPort) => ApiPort = (p) => p) => {
       const config = loadConfig({
         env: {},
-        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url },
+        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url, ...SIMULATOR_PACE },
       });
       const api = createApi(config, silentLogger);
       try {

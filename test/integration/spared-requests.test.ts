@@ -16,7 +16,7 @@ import {
 } from '../../src/simulator/index.ts';
 import { formatSummary } from '../../src/sync/summary.ts';
 import { verifyExecutions, verifyPassed } from '../../src/sync/verify.ts';
-import { syncOnce, withWarehouse } from '../helpers/sync.ts';
+import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { warehouseTargets } from '../helpers/targets.ts';
 
 const PRODUCTS = 'GET /api/v2/geo/prompt/products';
@@ -80,7 +80,7 @@ for (const target of warehouseTargets('spared-requests')) {
     const verifyAll = async () => {
       const config = loadConfig({
         env: {},
-        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url },
+        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url, ...SIMULATOR_PACE },
       });
       const api = createApi(config, silentLogger);
       try {
