@@ -15,6 +15,7 @@ import { runCli } from '../helpers/cli.ts';
 import { createTempDuckDB, type TempDuckDB } from '../helpers/duckdb.ts';
 import { syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { warehouseTargets } from '../helpers/targets.ts';
+import { killOnExit } from '../helpers/children.ts';
 
 /** Each table's key: the order both sides are compared in. */
 const KEYS: Record<(typeof DATA_TABLES)[number], string> = {
@@ -286,9 +287,11 @@ describe('export while another process has the DuckDB file open for writing', ()
       await c.run('CREATE TABLE t (a INTEGER)');
       process.stdout.write('held\\n');
       setTimeout(() => process.exit(0), 60000);`;
-      const holder = spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const holder = killOnExit(
+        spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        }),
+      );
       try {
         await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
         // sync can wait for the file, so it says how (one retry of 0 s: it does not wait here).
