@@ -1,5 +1,5 @@
 /**
- * Issue 11 item 1: `geo-sync export` through the real command line, from a DuckDB file and from
+ * `geo-sync export` through the real command line, from a DuckDB file and from
  * PostgreSQL filled by a real sync of the simulator. The files are read back with DuckDB's
  * read_parquet / read_csv and compared row for row with the warehouse.
  */
@@ -57,7 +57,7 @@ for (const target of warehouseTargets('export')) {
       url = await target.create();
       sim = await startSimulator({ seed: 11, days: 2, executionsPerDay: 15 });
       days = sim.world.dates();
-      // Text a spreadsheet would run as a formula (issue 27 item 8), stored like any other.
+      // Text a spreadsheet would run as a formula, stored like any other.
       const [first, second] = sim.world
         .allPlatformTasks()
         .flatMap((t) => days.flatMap((d) => [...sim.world.executions(t.task_id, d)]));
@@ -151,7 +151,7 @@ for (const target of warehouseTargets('export')) {
       }
     });
 
-    // Issue 27 item 8: CSV stays exact by default (a lake needs the values as stored, and says so
+    // CSV stays exact by default (a lake needs the values as stored, and says so
     // in a note); --csv-safe prefixes with ' every text cell a spreadsheet would run, nothing else.
     it('--csv-safe prefixes text cells a spreadsheet would run as formulas, and nothing else', async () => {
       const tables = 'prompt_executions,monitoring_tasks,deductions';

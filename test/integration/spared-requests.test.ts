@@ -1,9 +1,10 @@
 /**
- * Issue 30 items 2 and 3, over real sockets into both warehouses: a run asks prompt/products once
- * per platform task whose products are unsupported (the task's other executions are stored from
- * that answer), and no prompt/screenshot for an execution listed without one; what it stores is
- * what a full read stores (`verify` reads every child of every execution and compares).
- * Cross-check requests (item 1) are counted in nightly.test.ts and shifting-pages.test.ts.
+ * Requests that can bring nothing are not made, over real sockets into both warehouses: a run
+ * asks prompt/products once per platform task whose products are unsupported (the task's other
+ * executions are stored from that answer), and no prompt/screenshot for an execution listed
+ * without one; what it stores is what a full read stores (`verify` reads every child of every
+ * execution and compares). The task/prompts cross-check's requests are counted in
+ * nightly.test.ts and shifting-pages.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/app.ts';
