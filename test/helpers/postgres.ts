@@ -16,8 +16,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { relative } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 
 /** The admin connection (trust auth here); GEO_TEST_PG_URL overrides it. */
 export const PG_ADMIN_URL = process.env.GEO_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -81,6 +82,13 @@ export function runDatabasePrefix(run: number): string {
   return `${TEST_DATABASE_PREFIX}${run}_`;
 }
 
+/** The comment of a test database: the host (what a sweep judges) and the file that made it. */
+function madeBy(): string {
+  const file = expect.getState().testPath;
+  const by = file ? ` by ${relative(process.cwd(), file)}` : '';
+  return `${COMMENT_PREFIX}${hostname()}${by}`.replace(/'/g, '');
+}
+
 /** The run these databases belong to: the vitest process (its global setup provides it). */
 function currentRun(): number {
   // Outside a vitest run with the global setup (a helper imported elsewhere): this process.
@@ -94,7 +102,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   // comment names the host, so that a sweep only judges the processes it can see.
   await admin(async (c) => {
     await c.query(`CREATE DATABASE ${name}`);
-    await c.query(`COMMENT ON DATABASE ${name} IS '${COMMENT_PREFIX}${hostname().replace(/'/g, '')}'`);
+    await c.query(`COMMENT ON DATABASE ${name} IS '${madeBy()}'`);
   });
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
@@ -141,11 +149,13 @@ export async function dropLeftoverDatabases(opts: { run?: number } = {}): Promis
       const run = /^geo_test_(\d+)_[0-9a-f]+$/.exec(name)?.[1];
       if (run === undefined) continue;
       // A database created a moment before its run was killed may lack its comment yet.
-      const here = comment === null || comment === `${COMMENT_PREFIX}${hostname().replace(/'/g, '')}`;
+      const host = `${COMMENT_PREFIX}${hostname()}`.replace(/'/g, '');
+      const here = comment === null || comment === host || comment.startsWith(`${host} by `);
       const ours = Number(run) === opts.run;
       if (!ours && !(here && !processAlive(Number(run)))) continue;
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      dropped.push(name);
+      const by = comment && / by (\S+)$/.exec(comment)?.[1];
+      dropped.push(by ? `${name} (${by})` : name);
     }
     return dropped;
   });
