@@ -98,14 +98,14 @@ const CASES: { name: string; outcome: AttemptOutcome; action: RetryAction; row: 
     row: 'unparseable body',
   },
   { name: 'schema mismatch', outcome: { kind: 'schema-mismatch' }, action: 'fail', row: 'schema mismatch' },
-  // Issue 27 item 1: an answer over GEO_MAX_RESPONSE_BYTES comes the same way again.
+  // An answer over GEO_MAX_RESPONSE_BYTES comes the same way again.
   {
     name: 'body over the cap',
     outcome: { kind: 'too-large' },
     action: 'fail',
     row: 'body over the size cap',
   },
-  // Issue 27 item 3: a header value with CR/LF is refused by undici again, however often asked.
+  // A header value with CR/LF is refused by undici again, however often asked.
   {
     name: 'request refused by the client',
     outcome: { kind: 'invalid-request' },

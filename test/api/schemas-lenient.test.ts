@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 1: the schemas tolerate members the spec does not name, anywhere, and read the
+ * The schemas tolerate members the spec does not name, anywhere, and read the
  * display metadata of product cards and the untyped diagnosis members leniently; known fields
  * that are invalid still fail.
  */

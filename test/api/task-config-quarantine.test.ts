@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 6: a monitoring task configuration (legacy project/detail) whose timestamp is not
+ * A monitoring task configuration (legacy project/detail) whose timestamp is not
  * one is quarantined with its reason and raw payload; the other configurations are stored and
  * the run goes on (it used to fail the whole run).
  */

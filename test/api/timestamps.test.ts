@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 6 at the client: a record whose timestamp is not one is quarantined with its
+ * Timestamps at the client: a record whose timestamp is not one is quarantined with its
  * reason and raw payload; timestamps with a zone or a fraction are accepted and mean that instant.
  */
 import { describe, expect, it } from 'vitest';

@@ -160,7 +160,7 @@ describe('Transport over a real socket', () => {
     expect((await t.send(get('/after'))).text).toBe('{"ok":1}');
   });
 
-  // Issue 27 item 1: a 600 MiB answer made the process die (exit 13) or hang the scheduler.
+  // A 600 MiB answer once made the process die (exit 13) or hang the scheduler.
   it('a body that goes on past the cap fails at once, aborted without being collected', async () => {
     let written = 0;
     let closed!: () => void;
@@ -237,7 +237,7 @@ describe('Transport over a real socket', () => {
     }
   });
 
-  // Issue 27 item 3: a key read from a CRLF .env file wedged undici's Pool for good.
+  // A key read from a CRLF .env file once wedged undici's Pool for good.
   it('a header value with CR or LF is refused without being sent, and the pool keeps serving', async () => {
     let hits = 0;
     const t = await serve((_req, res) => {

@@ -1,5 +1,5 @@
 /**
- * Issue 29: a real Prometheus (Debian's package) scrapes `schedule --metrics-port` over a run
+ * A real Prometheus (Debian's package) scrapes `schedule --metrics-port` over a run
  * against the simulator, with deploy/prometheus/geo-sync.rules.yml loaded; the values are read
  * back through Prometheus's HTTP API and equal what the scheduler serves, the alerts that should
  * be active are, and the scheduler's process gone is seen (up 0, GeoSyncSchedulerDown pending).

@@ -1,5 +1,5 @@
 /**
- * Issue 29: deploy/prometheus/ as an operator loads it. promtool (Debian's prometheus package)
+ * deploy/prometheus/ as an operator loads it. promtool (Debian's prometheus package)
  * checks the configuration and the rules and runs the rules' unit tests, in which each alert
  * fires when it should and stays silent when it should not. Every metric the rules name exists in
  * the scheduler's or the worker's registry and in the README's metrics table.

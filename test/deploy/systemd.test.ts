@@ -1,5 +1,5 @@
 /**
- * Issue 29: deploy/systemd/ as an operator installs it. `systemd-analyze verify` (Debian's
+ * deploy/systemd/ as an operator installs it. `systemd-analyze verify` (Debian's
  * systemd package) passes on both units, with no warning, and `systemd-analyze security` rates
  * their exposure; the settings the README promises (SIGTERM, the stop timeout a run in flight
  * needs, restart on failure but not on bad settings, the root-only environment file, no

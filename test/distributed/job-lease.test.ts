@@ -3,7 +3,7 @@
  * and a failed or handed-back attempt leaves the job with one timeout again, so that the next
  * attempt's worker, killed before its first renewal, is expired after one timeout and not after
  * however long the previous attempt ran; and an attempt whose job another attempt now runs can
- * change nothing of it (issue 24 item 2: a stale fail or hand-back used to reset the live job).
+ * change nothing of it (a stale fail or hand-back used to reset the live job).
  */
 import type PgBoss from 'pg-boss';
 import pg from 'pg';

@@ -1,6 +1,7 @@
 /** Runs the real command line as a child process, as users and cron do. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { killOnExit } from './children.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/geo-sync.js', import.meta.url));
 
@@ -21,10 +22,12 @@ export interface CliProcess {
 }
 
 export function startCli(args: string[], env: Record<string, string | undefined> = {}): CliProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, GEO_LOG_FORMAT: 'json', GEO_LOG_LEVEL: 'info', CI: process.env.CI, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = killOnExit(
+    spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, GEO_LOG_FORMAT: 'json', GEO_LOG_LEVEL: 'info', CI: process.env.CI, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let stdout = '';
   let stderr = '';
   const waiters: { pattern: RegExp; count: number; seen: number; resolve: () => void }[] = [];

@@ -16,6 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killOnExit } from './children.ts';
 import { PG_ADMIN_URL } from './postgres.ts';
 import { freePort, unprivilegedUser } from './programs.ts';
 
@@ -82,10 +83,12 @@ export async function startPgBouncer(
       for (const f of readdirSync(dir)) chownSync(join(dir, f), as.uid, as.gid);
     }
     chmodSync(dir, 0o700);
-    const child = spawn(bin, [join(dir, 'pgbouncer.ini')], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      ...(as ? { uid: as.uid, gid: as.gid } : {}),
-    });
+    const child = killOnExit(
+      spawn(bin, [join(dir, 'pgbouncer.ini')], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        ...(as ? { uid: as.uid, gid: as.gid } : {}),
+      }),
+    );
     let log = '';
     const listening = new Promise<boolean>((resolve) => {
       child.stderr!.on('data', (d: Buffer) => {

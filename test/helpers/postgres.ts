@@ -1,6 +1,9 @@
 /**
- * PostgreSQL for tests: a fresh database per test file (CREATE DATABASE geo_test_<random>
- * through the admin database, dropped after).
+ * PostgreSQL for tests: a fresh database per test file (CREATE DATABASE geo_test_<run>_<random>
+ * through the admin database, dropped after). `<run>` is the vitest process's id: the global
+ * teardown drops every database of its run (a test that timed out may still create one after
+ * its file's afterAll), and the next run's setup drops those of runs whose process is gone
+ * (killed, or the machine restarted), so a run leaves no database behind.
  *
  * PostgreSQL unreachable: with CI=true the tests fail loudly; otherwise they are skipped, with
  * one clear message. Use at the top of a test file:
@@ -12,8 +15,10 @@
  *   });
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { relative } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 
 /** The admin connection (trust auth here); GEO_TEST_PG_URL overrides it. */
 export const PG_ADMIN_URL = process.env.GEO_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -51,7 +56,7 @@ async function probe(): Promise<boolean> {
   }
 }
 
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+export async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client(PG_ADMIN_URL);
   await c.connect();
   try {
@@ -68,11 +73,37 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** The prefix of every test database, and the comment that says which run made it. */
+export const TEST_DATABASE_PREFIX = 'geo_test_';
+const COMMENT_PREFIX = 'geo-sync test run on ';
+
+/** `<prefix><run>_`: the names of one run's databases begin so. */
+export function runDatabasePrefix(run: number): string {
+  return `${TEST_DATABASE_PREFIX}${run}_`;
+}
+
+/** The comment of a test database: the host (what a sweep judges) and the file that made it. */
+function madeBy(): string {
+  const file = expect.getState().testPath;
+  const by = file ? ` by ${relative(process.cwd(), file)}` : '';
+  return `${COMMENT_PREFIX}${hostname()}${by}`.replace(/'/g, '');
+}
+
+/** The run these databases belong to: the vitest process (its global setup provides it). */
+function currentRun(): number {
+  // Outside a vitest run with the global setup (a helper imported elsewhere): this process.
+  return inject('geoTestRun') ?? process.pid;
+}
+
 /** Creates an empty database; drop() removes it (terminating any connection left open). */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `geo_test_${randomBytes(6).toString('hex')}`;
-  // Identifiers cannot be parameters: `name` is built from hex digits only.
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const name = `${runDatabasePrefix(currentRun())}${randomBytes(6).toString('hex')}`;
+  // Identifiers cannot be parameters: `name` is built from digits and hex digits only. The
+  // comment names the host, so that a sweep only judges the processes it can see.
+  await admin(async (c) => {
+    await c.query(`CREATE DATABASE ${name}`);
+    await c.query(`COMMENT ON DATABASE ${name} IS '${madeBy()}'`);
+  });
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;
   return {
@@ -98,4 +129,51 @@ export function withTestDatabase(): () => string {
     if (!db) throw new Error('withTestDatabase(): the database exists from beforeAll on');
     return db.url;
   };
+}
+
+/**
+ * Drops the test databases of `run` (the global teardown) and of every run on this host whose
+ * process is gone (the global setup: a run killed before its teardown). Databases named in the
+ * older `geo_test_<random>` form carry no run and are left alone: a run of an older checkout may
+ * still be using them.
+ */
+export async function dropLeftoverDatabases(opts: { run?: number } = {}): Promise<string[]> {
+  return admin(async (c) => {
+    const { rows } = await c.query<{ name: string; comment: string | null }>(
+      `SELECT datname AS name, shobj_description(oid, 'pg_database') AS comment
+       FROM pg_database WHERE datname LIKE $1`,
+      [`${TEST_DATABASE_PREFIX}%`],
+    );
+    const dropped: string[] = [];
+    for (const { name, comment } of rows) {
+      const run = /^geo_test_(\d+)_[0-9a-f]+$/.exec(name)?.[1];
+      if (run === undefined) continue;
+      // A database created a moment before its run was killed may lack its comment yet.
+      const host = `${COMMENT_PREFIX}${hostname()}`.replace(/'/g, '');
+      const here = comment === null || comment === host || comment.startsWith(`${host} by `);
+      const ours = Number(run) === opts.run;
+      if (!ours && !(here && !processAlive(Number(run)))) continue;
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      const by = comment && / by (\S+)$/.exec(comment)?.[1];
+      dropped.push(by ? `${name} (${by})` : name);
+    }
+    return dropped;
+  });
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists, another user's.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The vitest process's id: the run the test databases are named after. */
+    geoTestRun: number;
+  }
 }

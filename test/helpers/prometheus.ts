@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killOnExit } from './children.ts';
 import { freePort } from './programs.ts';
 
 export interface PrometheusOptions {
@@ -63,15 +64,17 @@ export async function startPrometheus(bin: string, opts: PrometheusOptions): Pro
   ].join('\n');
   writeFileSync(join(dir, 'prometheus.yml'), config);
   const port = await freePort();
-  const child = spawn(
-    bin,
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=info',
-    ],
-    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+  const child = killOnExit(
+    spawn(
+      bin,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=info',
+      ],
+      { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+    ),
   );
   let log = '';
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));

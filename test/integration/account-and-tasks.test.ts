@@ -1,5 +1,5 @@
 /**
- * Issue 5: a sync fills site diagnoses, finance and the legacy-enriched columns (both
+ * A sync fills site diagnoses, finance and the legacy-enriched columns (both
  * warehouses); `whoami`, `diagnose` and `tasks` work against the simulator through the real CLI.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

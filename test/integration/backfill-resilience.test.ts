@@ -1,5 +1,5 @@
 /**
- * Issue 4: backfills never lose, duplicate or half-write data, whatever happens to the process,
+ * Backfills never lose, duplicate or half-write data, whatever happens to the process,
  * the API or the database. Each scenario ends by comparing the warehouse, row for row, with an
  * uninterrupted run over the same simulated account.
  */
@@ -81,7 +81,8 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         await p.waitForLog(/"msg":"unit done"/, after).catch(() => undefined);
         p.child.kill('SIGKILL');
         await p.done;
-        // Whatever committed, the per-day aggregates committed with it (issue 28).
+        // Whatever committed, the per-day aggregates committed with it (written in the same
+        // transaction).
         expect(await rollupMismatches(target, dates[0]!, dates[2]!)).toEqual([]);
       }
       // And once at an arbitrary moment inside a unit (between batches or mid-transaction).

@@ -1,5 +1,5 @@
 /**
- * `geo-sync check` (issue 22) on both warehouses, through the real CLI: it passes on a warehouse
+ * `geo-sync check` on both warehouses, through the real CLI: it passes on a warehouse
  * synced from the simulator, and fails, naming the rows, once rows are broken by hand: a child
  * orphaned, a checkpoint forgotten, a platform task gone, the last success too old.
  */

@@ -79,7 +79,7 @@ describe('schedule, runs, dry-run', () => {
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
   });
 
-  // Issue 27 item 7: `--cron '61 4 * * *'` was reported as GEO_SCHEDULE, which nobody set.
+  // `--cron '61 4 * * *'` was once reported as GEO_SCHEDULE, which nobody set.
   it('schedule refuses an invalid cron expression with one line naming where it was given', async () => {
     const r = await runCli(['schedule', '--cron', '61 * * * *'], env);
     expect(r.code).toBe(2);
@@ -104,7 +104,7 @@ describe('schedule, runs, dry-run', () => {
     );
   });
 
-  // Issue 27 item 7: a scheduler stopped by its service manager between runs exits 0, whatever
+  // A scheduler stopped by its service manager between runs exits 0, whatever
   // its last run came to (that is in geo.sync_runs); it exited 1 after a failed run.
   it('schedule stopped by SIGTERM between runs exits 0, even after a failed run', async () => {
     const own = duckdbTarget('commands-schedule-refused');
@@ -121,7 +121,7 @@ describe('schedule, runs, dry-run', () => {
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
   });
 
-  // Issue 27 item 7: `--dry-run` created the DuckDB file and its folders.
+  // `--dry-run` once created the DuckDB file and its folders.
   it('sync --dry-run on a DuckDB file that does not exist creates nothing', async () => {
     const root = mkdtempSync(join(tmpdir(), 'geo-dry-'));
     const file = join(root, 'not', 'yet', 'geo.duckdb');
@@ -137,7 +137,7 @@ describe('schedule, runs, dry-run', () => {
     expect(readdirSync(root)).toEqual([]);
   });
 
-  // Issue 27 item 7: `sync --date 2099-01-01` exited 0 and checkpointed every unit of that day.
+  // `sync --date 2099-01-01` once exited 0 and checkpointed every unit of that day.
   it('a day after today (Asia/Shanghai) is bad usage for sync and backfill: exit 2, nothing written', async () => {
     const tomorrow = addDays(shanghaiDay(new Date()), 1);
     const runsBefore = await withWarehouse(env.GEO_WAREHOUSE!, (w) => w.listRuns(1000));
@@ -162,7 +162,7 @@ describe('schedule, runs, dry-run', () => {
     expect(first).toMatchObject({ kind: 'schedule', status: 'success', units_failed: 0 });
     expect(first.requests).toBeGreaterThan(0);
     // An earlier test synced the same days: change detection leaves the executions as stored
-    // (issue 21), so the schedule run wrote none and counts them unchanged.
+    // (change detection), so the schedule run wrote none and counts them unchanged.
     expect(first.rows.monitoring_tasks).toBeGreaterThan(0);
     expect(first.executions_read + first.executions_unchanged).toBeGreaterThan(0);
   });
@@ -198,7 +198,8 @@ describe('schedule, runs, dry-run', () => {
     // Per unit (platform task), with or without executions: one task/results page (< 100
     // executions); task/prompts only where a stored execution is no longer listed. Per execution
     // read: sources, legacy sources, execution times; a screenshot where its item names one;
-    // products, but one request per platform task whose products are unsupported (issue 30).
+    // products, but one request per platform task whose products are unsupported (its first
+    // answer says so for all).
     const low = units;
     const high = low + executions * 3 + (executions - noShot) + (executions - unsupported + unsupportedTasks);
 

@@ -1,5 +1,5 @@
 /**
- * Issue 12: a backfill shared by several worker processes through the job queue in PostgreSQL.
+ * A backfill shared by several worker processes through the job queue in PostgreSQL.
  * Real processes (the built CLI) against the simulator over real sockets and a fresh PostgreSQL
  * database per test (so the queue schema starts empty each time).
  */
@@ -176,7 +176,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     sim.setFaults({ errorRate: 1 });
     try {
       const w = await runCli(['worker', '--exit-when-idle'], e);
-      // Jobs it ran failed: exit 3, as a partial run (issue 24).
+      // Jobs it ran failed: exit 3, as a partial run.
       expect(w.code, w.stderr.slice(-2000)).toBe(3);
       expect(w.stderr).toContain('job failed: it will be retried');
       expect(w.stderr).toContain('job failed for good (no retries left)');

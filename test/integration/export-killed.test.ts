@@ -1,5 +1,5 @@
 /**
- * Issue 27 item 5: an export killed with SIGKILL while it replaces the lake's folders. Each kill
+ * An export killed with SIGKILL while it replaces the lake's folders. Each kill
  * point is reached deterministically (GEO_SYNC_TEST_EXPORT_PAUSE stops the real `geo-sync export`
  * there, then the test kills it). After every kill each table's folder and each day folder holds
  * either the previous export's files or the new export's, never a mix and never nothing (but the

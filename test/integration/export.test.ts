@@ -1,5 +1,5 @@
 /**
- * Issue 11 item 1: `geo-sync export` through the real command line, from a DuckDB file and from
+ * `geo-sync export` through the real command line, from a DuckDB file and from
  * PostgreSQL filled by a real sync of the simulator. The files are read back with DuckDB's
  * read_parquet / read_csv and compared row for row with the warehouse.
  */
@@ -15,6 +15,7 @@ import { runCli } from '../helpers/cli.ts';
 import { createTempDuckDB, type TempDuckDB } from '../helpers/duckdb.ts';
 import { syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { warehouseTargets } from '../helpers/targets.ts';
+import { killOnExit } from '../helpers/children.ts';
 
 /** Each table's key: the order both sides are compared in. */
 const KEYS: Record<(typeof DATA_TABLES)[number], string> = {
@@ -56,7 +57,7 @@ for (const target of warehouseTargets('export')) {
       url = await target.create();
       sim = await startSimulator({ seed: 11, days: 2, executionsPerDay: 15 });
       days = sim.world.dates();
-      // Text a spreadsheet would run as a formula (issue 27 item 8), stored like any other.
+      // Text a spreadsheet would run as a formula, stored like any other.
       const [first, second] = sim.world
         .allPlatformTasks()
         .flatMap((t) => days.flatMap((d) => [...sim.world.executions(t.task_id, d)]));
@@ -150,7 +151,7 @@ for (const target of warehouseTargets('export')) {
       }
     });
 
-    // Issue 27 item 8: CSV stays exact by default (a lake needs the values as stored, and says so
+    // CSV stays exact by default (a lake needs the values as stored, and says so
     // in a note); --csv-safe prefixes with ' every text cell a spreadsheet would run, nothing else.
     it('--csv-safe prefixes text cells a spreadsheet would run as formulas, and nothing else', async () => {
       const tables = 'prompt_executions,monitoring_tasks,deductions';
@@ -286,9 +287,11 @@ describe('export while another process has the DuckDB file open for writing', ()
       await c.run('CREATE TABLE t (a INTEGER)');
       process.stdout.write('held\\n');
       setTimeout(() => process.exit(0), 60000);`;
-      const holder = spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const holder = killOnExit(
+        spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        }),
+      );
       try {
         await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
         // sync can wait for the file, so it says how (one retry of 0 s: it does not wait here).

@@ -1,5 +1,5 @@
 /**
- * Issue 24: exclusive means exclusive. Real processes (the built CLI), the simulator over real
+ * Exclusive means exclusive. Real processes (the built CLI), the simulator over real
  * sockets, a fresh PostgreSQL database per test.
  * - A worker stalled past its job's timeout (SIGSTOP) while the data changed: its job is redone by
  *   another worker, and nothing the stale attempt does afterwards lands (fenced at commit time).
@@ -88,7 +88,7 @@ async function startLockProxy(target = { host: '127.0.0.1', port: 5432 }) {
   };
 }
 
-describe.skipIf(!pgUp)('fencing: exclusive means exclusive (issue 24)', () => {
+describe.skipIf(!pgUp)('fencing: exclusive means exclusive', () => {
   let sim: RunningSimulator;
   let date: string;
   let dates: string[];

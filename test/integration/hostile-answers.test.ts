@@ -1,14 +1,14 @@
 /**
- * Issue 27 items 1, 3 and 4, as an independent review reproduced them: the real CLI against the
+ * Hostile answers, as an independent review reproduced them: the real CLI against the
  * simulator, with a small proxy in front of it playing the hostile server.
  *
- * - A giant answer (item 1): an execution's screenshot answer and one platform task's listing
+ * - A giant answer: an execution's screenshot answer and one platform task's listing
  *   over the size cap (here 1 MiB, GEO_MAX_RESPONSE_BYTES) fail their requests at once with
  *   RESPONSE_TOO_LARGE: the screenshot is quarantined, the listing fails its unit, the run ends
  *   partial (exit 3) and is recorded as such; `schedule` goes on ticking after such a run.
- * - A key with CR or LF (item 3): exit 2 at configuration, one line naming GEO_API_KEY; a login
+ * - A key with CR or LF: exit 2 at configuration, one line naming GEO_API_KEY; a login
  *   token with CR that the server hands out fails its requests at once, and whoami exits.
- * - An unknown member nested 4,000 arrays deep (item 4) in an execution's listed item, sources,
+ * - An unknown member nested 4,000 arrays deep in an execution's listed item, sources,
  *   product cards and screenshot: the unit finishes, the run succeeds, and the next run finds the
  *   execution unchanged.
  */
@@ -133,8 +133,8 @@ for (const t of warehouseTargets('hostile-answers')) {
       return target.create();
     }
 
-    // Item 1: the screenshot answer made `sync` die with exit 13 and no message, its run left
-    // `running` in geo.sync_runs for good.
+    // A giant answer: the screenshot answer once made `sync` die with exit 13 and no message,
+    // its run left `running` in geo.sync_runs for good.
     it('answers over the size cap: the screenshot quarantined, the listing fails its unit, exit 3 with a message', async () => {
       const proxy = await startProxy(sim.url, { answer: giantAnswers(picked) });
       proxies.push(proxy);
@@ -219,8 +219,8 @@ for (const t of warehouseTargets('hostile-answers')) {
       });
     }
 
-    // Item 4: `RangeError: Maximum call stack size exceeded` in canonicalJson failed the unit on
-    // every run.
+    // A deep member: `RangeError: Maximum call stack size exceeded` in canonicalJson failed the
+    // unit on every run.
     it('an unknown member nested 4,000 arrays deep in an execution and its children: success, then unchanged', async () => {
       const proxy = await deepProxy(4000);
       proxies.push(proxy);
@@ -243,7 +243,8 @@ for (const t of warehouseTargets('hostile-answers')) {
       );
       expect(Number(row!.executions)).toBe(picked.executions);
       const cards = sim.world.products(picked.execution).cards.length;
-      // The cards keep what the server sent (the deep member too), as issue 9 promised.
+      // The cards keep what the server sent (the deep member too), as for any member the spec
+      // does not name.
       expect(Number(row!.cards)).toBe(cards);
       expect(Number(row!.deep_cards)).toBe(Math.min(DEEP_CARDS, cards));
       expect(Number(row!.sources)).toBe(sim.world.sources(picked.execution).length);
@@ -299,8 +300,8 @@ describe('a giant answer and the scheduler', () => {
     await wh.drop();
   });
 
-  // Item 1: `schedule` finished 38 of 39 units, then waited on the last one for ever, skipping
-  // every later tick.
+  // A giant answer: `schedule` once finished 38 of 39 units, then waited on the last one for
+  // ever, skipping every later tick.
   it('schedule keeps ticking after a run whose unit met an answer over the cap', async () => {
     const picked = pick(sim);
     const proxy = await startProxy(sim.url, { answer: giantAnswers(picked) });
@@ -337,8 +338,8 @@ describe('a key with CR or LF', () => {
     await sim?.close();
   });
 
-  // Item 3: whoami retried, timed out and exited 13 after 65 s with no output; sync exited 1
-  // with `network error (UND_ERR_INVALID_ARG)`.
+  // A key with CR or LF: whoami once retried, timed out and exited 13 after 65 s with no
+  // output; sync exited 1 with `network error (UND_ERR_INVALID_ARG)`.
   it.each([
     ['whoami', ['whoami']],
     ['sync', ['sync', '--dry-run']],
@@ -352,7 +353,7 @@ describe('a key with CR or LF', () => {
     expect(sim.stats.total).toBe(0);
   });
 
-  // Item 7: the blank key scrambled its own error (`auth.apiKey:[REDACTED] expected[REDACTED]a...`).
+  // A blank key once scrambled its own error (`auth.apiKey:[REDACTED] expected[REDACTED]a...`).
   it('a key of blanks only: exit 2 and a readable line', async () => {
     const r = await runCli(['whoami'], { GEO_BASE_URL: sim.url, GEO_API_KEY: '   ' });
     expect(r.code).toBe(2);

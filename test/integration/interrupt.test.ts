@@ -15,6 +15,7 @@ import { startSimulator, type RunningSimulator } from '../../src/simulator/index
 import { startCli } from '../helpers/cli.ts';
 import { withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget, warehouseTargets } from '../helpers/targets.ts';
+import { killOnExit } from '../helpers/children.ts';
 
 describe('a signal during a 60-second Retry-After pause', () => {
   let sim: RunningSimulator;
@@ -125,9 +126,11 @@ describe('a signal while a BI tool holds the DuckDB file', () => {
       const db = await DuckDBInstance.create(process.argv[1]);
       process.stdout.write('held\\n');
       setTimeout(() => { db.closeSync(); process.exit(0); }, 60000);`;
-    holder = spawn(process.execPath, ['--input-type=module', '-e', script, target.slice('duckdb:'.length)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    holder = killOnExit(
+      spawn(process.execPath, ['--input-type=module', '-e', script, target.slice('duckdb:'.length)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
     await new Promise<void>((resolve) => holder!.stdout!.on('data', () => resolve()));
     const env = { GEO_BASE_URL: sim.url, GEO_API_KEY: 'sim-key', GEO_WAREHOUSE: target };
     const p = startCli(

@@ -1,5 +1,5 @@
 /**
- * Issue 27 item 7: a run killed with kill -9 stayed `running` in geo.sync_runs for ever. The next
+ * A run killed with kill -9 once stayed `running` in geo.sync_runs for ever. The next
  * run that takes the warehouse lock exclusive marks it `interrupted`, saying who found it and
  * when; a run that holds the lock (here a worker's, shared) is never marked. The real CLI against
  * the simulator, on both warehouses.

@@ -1,5 +1,5 @@
 /**
- * Issue 27 item 2, over real sockets into both warehouses: offset paging that shifts while an
+ * Over real sockets into both warehouses: offset paging that shifts while an
  * answer is saved again lists one execution twice in its unit, the second time updated (a new
  * answer, one rank item fewer). The copy listed last is kept whole (its answer with its own rank
  * rows, its fingerprint), whether both copies meet in one batch, in separate batches, or when the

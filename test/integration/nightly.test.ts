@@ -1,5 +1,5 @@
 /**
- * Issue 21: the nightly loop. A scheduled-style run over the look-back window, the simulator's
+ * The nightly loop. A scheduled-style run over the look-back window, the simulator's
  * world changed as a real service's does (a late answer, a re-saved answer, a late screenshot, a
  * renamed monitoring task, an execution deleted upstream, a child changed without its item), then
  * a second run: only the changed executions' children are requested, unchanged rows are not
@@ -24,7 +24,7 @@ import { dumpData, rollupMismatches } from '../helpers/dump.ts';
  */
 const FROM_SOURCES = ['execution_sources', 'rollup_domains_daily', 'rollup_executions_daily'];
 const ALL_DAYS = ['2000-01-01', '2100-12-31'] as const;
-import { syncOnce, withWarehouse } from '../helpers/sync.ts';
+import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget, postgresTarget, warehouseTargets } from '../helpers/targets.ts';
 
 const SEARCHES = 'GET /api/v2/geo/prompt/searches';
@@ -76,7 +76,7 @@ for (const target of warehouseTargets('nightly')) {
     const check = async (port: (p: ApiPort) => ApiPort = (p) => p) => {
       const config = loadConfig({
         env: {},
-        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url },
+        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url, ...SIMULATOR_PACE },
       });
       const api = createApi(config, silentLogger);
       try {
@@ -103,7 +103,7 @@ for (const target of warehouseTargets('nightly')) {
       const all = items();
       expect(first.counters.executionsRead).toBe(all.length);
       expect(first.counters.executionsUnchanged).toBe(0);
-      // Issue 30: a first read has nothing to delete, so no unit asks task/prompts.
+      // A first read has nothing to delete, so no unit asks task/prompts.
       expect(sim.stats.byEndpoint[PROMPTS] ?? 0).toBe(0);
       expect(first.counters.notAsked.crossChecks).toBe(first.counters.unitsDone);
 
@@ -232,7 +232,8 @@ for (const target of warehouseTargets('nightly')) {
       expect(formatVerify(clean)).toContain(`execution ${later.prompt_task_id}: deleted upstream`);
 
       // A third run with nothing changed but that deletion reads no child at all, and asks
-      // task/prompts only for the unit that no longer lists it (issue 30), which deletes it.
+      // task/prompts only for the unit that no longer lists it (the only one that may have a
+      // deletion), which deletes it.
       sim.stats.reset();
       const quiet = await nightly();
       expect(quiet.counters.executionsRead).toBe(0);
@@ -315,7 +316,7 @@ for (const target of warehouseTargets('nightly')) {
 }
 
 /**
- * Issue 21 item 4, one night per change: each mutation is followed by its own scheduled run,
+ * One night per change: each mutation is followed by its own scheduled run,
  * which reads exactly the executions whose item changed and leaves the warehouse equal to a fresh
  * full sync of that night's world (the child-only change excepted: that is what verify and
  * --reread are for, tested above).
@@ -379,7 +380,7 @@ for (const target of warehouseTargets('nightly-each')) {
           change: 'late answer',
           apply: () => m.setAnswer(missing.prompt_task_id, 'a late answer'),
           read: 1,
-          // Issue 30: no screenshot request for an item listed without one.
+          // No screenshot request for an item listed without one: it could bring nothing.
           screenshots: missing.screenshot_url === null ? 0 : 1,
           exact: true,
         },
@@ -430,7 +431,7 @@ for (const target of warehouseTargets('nightly-each')) {
         expect(run.counters.executionsRead, night.change).toBe(night.read);
         expect(run.counters.executionsUnchanged, night.change).toBe(all.length - deleted - night.read);
         expect(sim.stats.byEndpoint[SCREENSHOT] ?? 0, night.change).toBe(night.screenshots);
-        // Issue 30: task/prompts only for the unit that no longer lists a stored execution.
+        // task/prompts only for the unit that no longer lists a stored execution (a deletion).
         expect(sim.stats.byEndpoint[PROMPTS] ?? 0, night.change).toBe(
           night.change === 'deleted upstream' ? 1 : 0,
         );

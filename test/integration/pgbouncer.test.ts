@@ -1,5 +1,5 @@
 /**
- * Issue 29: geo-sync behind a real PgBouncer (Debian's package), in session and in transaction
+ * geo-sync behind a real PgBouncer (Debian's package), in session and in transaction
  * pooling, in front of the test PostgreSQL, through the real command line.
  *
  * - Session mode: sync, a second run refused by the lock (exit 4), schedule, check, verify,

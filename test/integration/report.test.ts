@@ -1,5 +1,5 @@
 /**
- * Issue 11 item 2: `geo-sync report` through the real command line, on both warehouses filled by
+ * `geo-sync report` through the real command line, on both warehouses filled by
  * a real sync of the simulator: the charts (inline SVG) and their tables are there, every number
  * in the tables equals SQL over the warehouse's base tables, and nothing is fetched from a network.
  */
@@ -355,7 +355,7 @@ for (const target of warehouseTargets('report')) {
       await checkNumbers(html, day, day, customer);
     });
 
-    // Issue 27 item 7: the report was written in place, so a reader of the previous one (a
+    // The report was once written in place, so a reader of the previous one (a
     // browser, a shared drive's sync) saw it truncated and half written meanwhile.
     it.skipIf(target.dialect !== 'duckdb')(
       'writes the new report aside and renames it over the previous one',

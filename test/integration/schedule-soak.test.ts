@@ -1,5 +1,5 @@
 /**
- * Issue 21 item 6: a scheduler that runs for months. The real CLI's `schedule` with a seconds cron
+ * A scheduler that runs for months. The real CLI's `schedule` with a seconds cron
  * against the simulator (a tiny world) for at least 30 runs: resident memory and open file
  * descriptors after run 30 are within 10% of after run 5 (no growth per run), every run has its
  * row in geo.sync_runs, and the metrics add up to those rows (the first run reads every

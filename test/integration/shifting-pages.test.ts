@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 4, over real sockets into both warehouses: offset paging of task/results under a
+ * Over real sockets into both warehouses: offset paging of task/results under a
  * list that changes between two pages skips a live execution; the unit's task/prompts list keeps
  * the "no longer listed" rule from deleting it.
  */
@@ -70,7 +70,7 @@ for (const target of warehouseTargets('shifting-pages')) {
         // task/results never returned it (it moved to a page already read) ...
         expect(s.counters.unitsListMismatch).toBe(1);
         // ... so that unit, and only it, asked task/prompts: the others list every stored
-        // execution, whole, and delete nothing (issue 30).
+        // execution, whole, and delete nothing (a listing that shifted proves no deletion).
         expect(sim.stats.byEndpoint[PROMPTS]).toBe(1);
         expect(s.counters.notAsked.crossChecks).toBe(s.counters.unitsDone - 1);
         expect(formatSummary(s)).toContain(

@@ -18,6 +18,7 @@ import { runCli, startCli } from '../helpers/cli.ts';
 import { createTempDuckDB, type TempDuckDB } from '../helpers/duckdb.ts';
 import { expectNoDuckDBLock, expectStopped, stopAt } from '../helpers/signals.ts';
 import { syncOnce, withWarehouse } from '../helpers/sync.ts';
+import { killOnExit } from '../helpers/children.ts';
 
 /** Every file under `dir` with its inode: a file moved keeps it, a file written anew has another. */
 function inodes(dir: string): Map<string, number> {
@@ -100,9 +101,11 @@ describe('a signal on a DuckDB warehouse', () => {
         const db = await DuckDBInstance.create(process.argv[1]);
         process.stdout.write('held\\n');
         setTimeout(() => { db.closeSync(); process.exit(0); }, 120000);`;
-      holder = spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      holder = killOnExit(
+        spawn(process.execPath, ['--input-type=module', '-e', script, db.path], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        }),
+      );
       await new Promise<void>((resolve) => holder!.stdout!.once('data', () => resolve()));
     });
     afterAll(() => {

@@ -1,9 +1,10 @@
 /**
- * Issue 30 items 2 and 3, over real sockets into both warehouses: a run asks prompt/products once
- * per platform task whose products are unsupported (the task's other executions are stored from
- * that answer), and no prompt/screenshot for an execution listed without one; what it stores is
- * what a full read stores (`verify` reads every child of every execution and compares).
- * Cross-check requests (item 1) are counted in nightly.test.ts and shifting-pages.test.ts.
+ * Requests that can bring nothing are not made, over real sockets into both warehouses: a run
+ * asks prompt/products once per platform task whose products are unsupported (the task's other
+ * executions are stored from that answer), and no prompt/screenshot for an execution listed
+ * without one; what it stores is what a full read stores (`verify` reads every child of every
+ * execution and compares). The task/prompts cross-check's requests are counted in
+ * nightly.test.ts and shifting-pages.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi } from '../../src/app.ts';
@@ -16,7 +17,7 @@ import {
 } from '../../src/simulator/index.ts';
 import { formatSummary } from '../../src/sync/summary.ts';
 import { verifyExecutions, verifyPassed } from '../../src/sync/verify.ts';
-import { syncOnce, withWarehouse } from '../helpers/sync.ts';
+import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { warehouseTargets } from '../helpers/targets.ts';
 
 const PRODUCTS = 'GET /api/v2/geo/prompt/products';
@@ -80,7 +81,7 @@ for (const target of warehouseTargets('spared-requests')) {
     const verifyAll = async () => {
       const config = loadConfig({
         env: {},
-        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url },
+        overrides: { baseUrl: sim.url, apiKey: 'sim-key', warehouse: url, ...SIMULATOR_PACE },
       });
       const api = createApi(config, silentLogger);
       try {

@@ -147,8 +147,9 @@ for (const target of warehouseTargets('state')) {
         );
       expect(await withWarehouse(url, rowsOf)).toEqual([{ n: expectedRows }]);
 
-      // The fix upstream a reset is for: a child changed behind an unchanged listed item (issue 27
-      // item 6). The reset forgot the units' fingerprints, so their executions are read whole.
+      // The fix upstream a reset is for: a child changed behind an unchanged listed item, which
+      // change detection cannot see. The reset forgot the units' fingerprints, so their
+      // executions are read whole.
       const changed = [...sim.world.executions(t1!, day), ...sim.world.executions(t2!, day)].find(
         (e) => sim.world.sources(e.prompt_task_id).length > 0,
       )!;

@@ -1,5 +1,5 @@
 /**
- * Issue 3 end to end: the simulator over real sockets -> client -> transform -> a real DuckDB
+ * End to end: the simulator over real sockets -> client -> transform -> a real DuckDB
  * file and the real PostgreSQL. The warehouse must hold exactly what the simulator served.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,7 +160,7 @@ for (const target of warehouseTargets('sync-e2e')) {
       sim.world.mutations.deleteExecution(deleted.prompt_task_id);
       try {
         // The removed source is a child change behind an unchanged item: only --reread sees it
-        // (change detection, issue 21; test/integration/nightly.test.ts covers the plain run).
+        // (change detection; test/integration/nightly.test.ts covers the plain run).
         const summary = await syncOnce({ baseUrl: sim.url, target: url, dates: [day], reread: true });
         expect(summary.status).toBe('success');
         const [row] = await q('SELECT answer FROM geo.prompt_executions WHERE prompt_task_id = $1', [

@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 3, end to end over real sockets into both warehouses: an answer holding U+0000
+ * End to end over real sockets into both warehouses: an answer holding U+0000
  * and a lone surrogate (a truncated emoji), and a quarantined payload whose JSON member holds
  * U+0000, are stored the same on PostgreSQL and DuckDB; the run counts the values changed in
  * its summary and in geo.sync_runs.text_values_changed. (Brand names and the other columns:

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 1: members the spec does not name never cost data. Under the simulator's
+ * Members the spec does not name never cost data. Under the simulator's
  * `unknownMembers` fault every JSON object it sends (envelopes, page objects, items, rank items,
  * product cards, the `field_labels` map, diagnosis reports) gains a number, a null and a nested
  * object. A 3-day backfill must still end `success` and store exactly what the same backfill

@@ -1,9 +1,9 @@
 /**
- * Issue 9 items 2 and 3, over real sockets into both warehouses: a child of a listed execution
- * that answers a permanent mismatch (item 2) or 404 (item 3) costs one quarantined record, never
+ * Over real sockets into both warehouses: a child of a listed execution that answers a
+ * permanent mismatch or 404 costs one quarantined record, never
  * the execution, its other children, its stored rows or the unit's checkpoint.
  *
- * Issue 23 item 2: a listed execution deleted upstream (every read 404, prompt/detail too) is
+ * A listed execution deleted upstream (every read 404, prompt/detail too) is
  * counted and logged, its stored rows kept, and is no reason for a PARTIAL run: the user cannot
  * change it, and the day would alert every night of the look-back window.
  */
@@ -39,7 +39,7 @@ for (const target of warehouseTargets('unread-children')) {
     });
 
     // These changes are to children behind unchanged listed items: only a run that re-reads every
-    // child sees them (change detection off, as `--reread` does; issue 21).
+    // child sees them (change detection off, as `--reread` does).
     const sync = (force = false) =>
       syncOnce({
         baseUrl: sim.url,
@@ -66,7 +66,7 @@ for (const target of warehouseTargets('unread-children')) {
           e.screenshot_url !== null,
       )!;
 
-    it('item 2: an invalid child is quarantined; the execution, its other children and stored rows are kept; the unit is checkpointed', async () => {
+    it('an invalid child is quarantined; the execution, its other children and stored rows are kept; the unit is checkpointed', async () => {
       const x = withCards();
       const y = all.find((e) => e.screenshot_url !== null && e.prompt_task_id !== x.prompt_task_id)!;
       const sources = sim.world.sources(x.prompt_task_id).length;
@@ -128,7 +128,7 @@ for (const target of warehouseTargets('unread-children')) {
       }
     });
 
-    it('item 3: a listed execution whose reads answer 404 is kept with its stored children; each child is a child_not_found reject', async () => {
+    it('a listed execution whose reads answer 404 is kept with its stored children; each child is a child_not_found reject', async () => {
       const x = withCards();
       // z: every single-execution endpoint answers 404 (prompt/detail too), yet task/results lists it.
       const z = all.find(
@@ -184,7 +184,7 @@ for (const target of warehouseTargets('unread-children')) {
       }
     });
 
-    it('issue 23: an execution deleted upstream, still listed, is counted and its rows kept; the run ends success, night after night', async () => {
+    it('an execution deleted upstream, still listed, is counted and its rows kept; the run ends success, night after night', async () => {
       // z: every single-execution endpoint answers 404 (prompt/detail too), yet task/results lists it.
       const z = withCards();
       const stored = {

@@ -1,5 +1,5 @@
 /**
- * The data dictionary (issue 22): docs/data-dictionary.md is what src/load/dictionary.ts
+ * The data dictionary: docs/data-dictionary.md is what src/load/dictionary.ts
  * generates; every table, view and column of a migrated warehouse has its description, and
  * `migrate` put it in the database as COMMENT ON, on both warehouses.
  */

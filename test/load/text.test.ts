@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 3: one rule for every text and JSON value either warehouse stores
+ * One rule for every text and JSON value either warehouse stores
  * (src/load/text.ts): U+0000 dropped, a lone UTF-16 surrogate replaced by U+FFFD, every other
  * character kept; each value changed counted once.
  */
@@ -81,7 +81,7 @@ describe('storedJson', () => {
     expect(out.e).toBe((v as { e: Json }).e);
   });
 
-  // Issue 27 item 4: an unknown member thousands of levels deep must not blow the stack.
+  // An unknown member thousands of levels deep must not blow the stack.
   it('walks a value 200,000 levels deep, changing what the rule changes at the bottom', () => {
     const depth = 200_000;
     let v: Json = { 'k\0': 'v\0' };

@@ -1,5 +1,5 @@
 /**
- * Issue 28: on PostgreSQL, a filter on the day (week), monitoring task, platform task, brand or
+ * On PostgreSQL, a filter on the day (week), monitoring task, platform task, brand or
  * domain of a dashboard view reaches the per-day aggregates and an index of theirs: the plan
  * reads no raw execution table, has no window, applies the filter where it reads the view's
  * aggregate table (an index condition, or a condition of that scan: which index the planner

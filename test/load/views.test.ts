@@ -1,5 +1,5 @@
 /**
- * The modelled views (issue 22) on both warehouses, against values computed by hand over a small
+ * The modelled views on both warehouses, against values computed by hand over a small
  * world with every trap: empty and <= 0 ranks (stored as NULL positions, some with visibility
  * and score), a brand named twice in one answer, two runs of one question on a day, a missing
  * answer whose ranks still count, a platform without product cards, a monitoring task without

@@ -567,7 +567,8 @@ for (const dialect of DIALECTS) {
       );
       // Only complete children count; 673 has no fingerprint at all.
       expect(await w.completeFingerprints(67, day)).toEqual(new Map([[671, 'f671']]));
-      // Issue 30: one read gives every stored execution of the unit with those fingerprints.
+      // Change detection compares a unit at once: one read gives every stored execution of the
+      // unit with those fingerprints.
       expect(await w.unitExecutions(67, day)).toEqual({
         ids: new Set([671, 672, 673]),
         complete: new Map([[671, 'f671']]),
@@ -677,7 +678,7 @@ for (const dialect of DIALECTS) {
       expect(Number(n!.n)).toBe(7);
     });
 
-    it('one text rule (issue 23): U+0000 dropped from every text and JSON value, lone surrogates stored as U+FFFD', async () => {
+    it('one text rule for both warehouses: U+0000 dropped from every text and JSON value, lone surrogates stored as U+FFFD', async () => {
       const id = 9301;
       const written = await w.writeExecutionBatch(
         batch({
@@ -831,7 +832,8 @@ for (const dialect of DIALECTS) {
     });
 
     it('API timestamps with zones and fractions are stored as their instants, dated in Shanghai', async () => {
-      // 16:30:00.25 UTC on Nov 22 is 00:30:00.25 on Nov 23 in Shanghai (issue 9 item 6).
+      // 16:30:00.25 UTC on Nov 22 is 00:30:00.25 on Nov 23 in Shanghai (text without a zone is
+      // Shanghai wall time).
       const d = {
         id: 9101,
         user_id: 7,

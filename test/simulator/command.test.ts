@@ -5,6 +5,7 @@ import { CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { simulateCommand, toSimulatorOptions } from '../../src/simulator/command.ts';
 import type { SimulateFlags } from '../../src/simulator/command.ts';
+import { killOnExit } from '../helpers/children.ts';
 
 /** Parse flags without starting anything: the action is replaced, errors throw instead of exiting. */
 async function parse(args: string[]): Promise<{ flags?: SimulateFlags; error?: string }> {
@@ -93,10 +94,12 @@ describe('process', () => {
   const script = fileURLToPath(new URL('./fixtures/simulate-cli.ts', import.meta.url));
   const cwd = fileURLToPath(new URL('../..', import.meta.url));
   const run = (args: string[]) =>
-    spawn(process.execPath, ['--import', 'tsx', script, 'simulate', ...args], {
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    killOnExit(
+      spawn(process.execPath, ['--import', 'tsx', script, 'simulate', ...args], {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
   const exit = (child: ReturnType<typeof run>) =>
     new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 

@@ -1,7 +1,7 @@
 /**
- * The fault switches of issue 9 over a real socket: an invalid child (corruptChild), a child
- * answering 404 for a listed execution (hideChild), a list that shifts between two pages
- * (moveToHeadBetweenPages), an answer saved again between two pages (resaveBetweenPages) and a
+ * The simulator's fault switches for unexpected answers, over a real socket: an invalid child
+ * (corruptChild), a child answering 404 for a listed execution (hideChild), a list that shifts
+ * between two pages (moveToHeadBetweenPages), an answer saved again between two pages (resaveBetweenPages) and a
  * server-side cap of task/results pages (resultsPerPageCap).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

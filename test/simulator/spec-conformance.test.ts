@@ -1,9 +1,9 @@
 /**
- * Issue 9 item 9: where the simulator followed its own reading instead of the spec. Over a real
+ * Where the simulator once followed its own reading instead of the spec. Over a real
  * socket, against the spec's words: 2.7 (prompt/screenshot of an existing execution is the 2.7
  * object), 2.11 (`sceenshot_result` of the legacy daily list is a string).
  *
- * Issue 23 item 1: a legacy endpoint (4.4) serves the same execution as its hierarchical twin
+ * A legacy endpoint (4.4) serves the same execution as its hierarchical twin
  * (4.3), renamed (spec 1, legacy-field mapping). Checked for every execution of a day.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

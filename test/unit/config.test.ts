@@ -100,13 +100,13 @@ describe('loadConfig', () => {
     writeFileSync(file, JSON.stringify({ concurency: 4, lookbackDays: -1 }));
     const problems = problemsOf(() => loadConfig({ env: {}, file }));
     expect(problems.some((p) => p.includes('concurency'))).toBe(true);
-    // Issue 27 item 7: a file's value is named by the file and its key, not by GEO_LOOKBACK_DAYS.
+    // A file's value is named by the file and its key, not by GEO_LOOKBACK_DAYS.
     expect(problems).toContain(`--config ${file}: lookbackDays: Too small: expected number to be >=0`);
     writeFileSync(file, '{ not json');
     expect(problemsOf(() => loadConfig({ env: {}, file }))[0]).toMatch(/^config file .*c\.json: /);
   });
 
-  // Issue 27 item 7: `--config` file values were reported as GEO_WAREHOUSE, GEO_CONCURRENCY.
+  // `--config` file values were once reported as GEO_WAREHOUSE, GEO_CONCURRENCY.
   it('each problem names the source its value came from: flag, variable, --config file or GEO_CONFIG file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'geo-config-'));
     const file = join(dir, 'geo.json');
@@ -161,7 +161,7 @@ describe('loadConfig', () => {
     expect(configSource(loadConfig({ env: {} }), 'schedule')).toBe('schedule');
   });
 
-  // Issue 27 item 3: a key from a CRLF .env file looked like a network error (and hung whoami).
+  // A key from a CRLF .env file once looked like a network error (and hung whoami).
   it('a key with CR, LF, NUL, blanks around it, or only blanks is refused in one line that never quotes it', () => {
     const cases: [string, string][] = [
       [

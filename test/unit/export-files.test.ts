@@ -1,5 +1,5 @@
 /**
- * Issue 27 item 5: the moves of an export (src/export/files.ts) on a real folder. A move that fails
+ * The moves of an export (src/export/files.ts) on a real folder. A move that fails
  * puts every folder back; putting back is safe to repeat (an export killed while putting back).
  */
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-/** Issue 11 items 1 and 2, the pure parts: type mapping, table choice, SQL filters, brand choice. */
+/** export and report, the pure parts: type mapping, table choice, SQL filters, brand choice. */
 import { describe, expect, it } from 'vitest';
 import { duckdbType } from '../../src/export/postgres-source.ts';
 import { exportSelect, parseTables } from '../../src/export/tables.ts';

@@ -1,4 +1,4 @@
-/** Issue 21: the fingerprint of a listed item (canonical JSON, sha256) and the config switch. */
+/** The fingerprint of a listed item (canonical JSON, sha256) and the config switch. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { jsonStringify, jsonText } from '../../src/json-text.ts';
@@ -64,7 +64,7 @@ function nested(n: number, leaf: unknown = 'bottom'): unknown {
   return v;
 }
 
-// Issue 27 item 4: an unknown member nested 4,000 arrays deep failed its unit on every run.
+// An unknown member nested 4,000 arrays deep once failed its unit on every run.
 describe('canonicalJson without recursion', () => {
   it('writes the text the recursive form wrote, for every kind of value', () => {
     for (let seed = 1; seed <= 500; seed++) {
@@ -89,7 +89,7 @@ describe('canonicalJson without recursion', () => {
       unknown: { z: [1, 2.5, -0, 1e21, true, false, null, { b: 'é', a: [] }], a: {} },
       screenshot_url: null,
     };
-    // Computed with the recursive canonicalJson of the version before issue 27.
+    // Computed with the recursive canonicalJson it replaced (stored fingerprints must not change).
     expect(fingerprintOf(item, { legacySources: true, executionTimes: true })).toBe(
       '205f60126933294d25a0730e0c00f1c608254da5c49d645c5275257d2e974e11',
     );

@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 4: a room's imports point down only (design notes, "Boundaries worth keeping").
+ * A room's imports point down only (design notes, "Boundaries worth keeping").
  * A static scan of the sources: every relative import (static, type-only, re-export, dynamic)
  * of a module under src/api stays inside src/api, except the process-wide leaf modules; nothing
  * under src/distributed imports the wiring (src/app.ts) above it.

@@ -1,5 +1,5 @@
 /**
- * Issue 27 item 2: an execution listed twice by its unit (offset paging that shifted while its
+ * An execution listed twice by its unit (offset paging that shifted while its
  * answer was saved again) is kept as ONE copy, whole: the one listed last. The earlier copy's
  * rows, kept children, merged sources and fingerprint never reach the warehouse beside the later
  * copy's, whether both copies meet in one unit's batch (addToBatch) or in one group-commit

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 8: logs keep the evidence. Errors keep class, code, message, stack, context and
+ * Logs keep the evidence. Errors keep class, code, message, stack, context and
  * the cause chain, scrubbed of secrets at any depth; one masker for passwords in URLs; secrets
  * of any length are scrubbed.
  */
@@ -78,7 +78,7 @@ describe('secrets of any length', () => {
     expect(scrubSecrets('nothing secret here')).toBe('nothing secret here');
   });
 
-  // Issue 27 item 7: a whitespace-only key scrambled its own error ("apiKey:[REDACTED] expected...").
+  // A whitespace-only key once scrambled its own error ("apiKey:[REDACTED] expected...").
   it('blanks only are no secret: a line keeps its spaces, tabs and line breaks', () => {
     registerSecret(' ');
     registerSecret('   ');

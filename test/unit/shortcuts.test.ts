@@ -1,5 +1,5 @@
 /**
- * Issue 30: ReadShortcuts decides which child requests a run makes. prompt/products: the first
+ * ReadShortcuts decides which child requests a run makes. prompt/products: the first
  * ask of a platform task goes alone, its executions started meanwhile wait for its answer and are
  * answered from it when it says `unsupported`; a supported or failed first answer lets them ask.
  * Per instance (a run): a new run asks again. prompt/screenshot: asked only where the listed item

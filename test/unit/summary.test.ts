@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 8: monitoring tasks the key may not read (`scope.unreadable`) are reported in the
+ * Monitoring tasks the key may not read (`scope.unreadable`) are reported in the
  * run summary; the summary's existing lines keep their exact format (bench/memory.ts parses
  * `requests: N` and the `rows written:` block).
  */

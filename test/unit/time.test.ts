@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 6: timestamps mean what they say. Text without a zone is Asia/Shanghai wall time
+ * Timestamps mean what they say. Text without a zone is Asia/Shanghai wall time
  * (spec 2.2, 2.10, 2.11); ISO 8601 with `Z` or an offset is that instant (2.9); fractions are
  * kept; anything else is not a timestamp (null), never passed on as text.
  */
