@@ -67,7 +67,7 @@ import {
   rollupDaysSql,
   staleBatches,
 } from './rollups.ts';
-import { tidyGrownTables } from './tidy.ts';
+import { analyzeStaleStatistics, tidyGrownTables } from './tidy.ts';
 import { CoreMigrationStore } from './migration-store.ts';
 import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 
@@ -371,6 +371,7 @@ export class CoreWarehouse implements Warehouse {
     const done: StaleRefresh = { units: 0, executions: 0, batches: 0 };
     if (!this.keepRollups) return done;
     const batches = await this.driver.connection((c) => staleBatches(c));
+    if (batches.length > 0) await analyzeStaleStatistics(this.driver);
     for (const batch of batches) {
       const units = await this.fenced((c) => refreshStaleUnits(this.driver, c, batch.units), { bulk: true });
       done.units += units.length;
