@@ -49,7 +49,8 @@ import type { UnitCompletion, Written } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
 import { chunked, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
 import { dedupeBy } from '../values.ts';
-import { markStale, type RollupUnit } from './rollups.ts';
+import type { RollupUnit } from './rollups.ts';
+import { markStale } from './stale-units.ts';
 
 /**
  * Merges a batch; `stored`: the batch's executions (and parents of its rows) already stored.

@@ -4,11 +4,11 @@
  * runs. The views (sql/views.sql) read these tables instead of grouping every raw row at each
  * query.
  *
- * How they stay right, at no cost to the writes: a write transaction (an execution batch, the
+ * How they stay right without a write reading anything back: a write transaction (an execution batch, the
  * deletion of executions no longer listed) records the units whose rows it changed in
- * geo.rollup_stale_units (markStale: one INSERT, nothing read back), like TimescaleDB's
+ * geo.rollup_stale_units (stale-units.ts markStale: one INSERT, nothing read back), like TimescaleDB's
  * invalidation log. The sync refreshes the stale units set-based in transactions of their own
- * (refreshStaleUnits: during a run every so many executions or seconds, and always at its end;
+ * (stale-units.ts refreshStaleUnits: during a run every so many executions or seconds, and always at its end;
  * a worker at the end of each job): each unit's aggregate rows are recomputed whole from its rows
  * and replaced, and exactly the markers read are deleted. A unit is recomputed whole, never
  * patched with a difference: the best position (a minimum) cannot be taken back when an
@@ -24,7 +24,7 @@
  * any write that changed rows without marking their unit shows there. Only additive quantities
  * are stored (counts and sums), plus two that merge by taking the least (best positions) and
  * `owned`, which depends on the monitoring task's brand_urls and is set again when they change
- * (decideOwnership). Names are joined at query time.
+ * (ownership.ts decideOwnership). Names are joined at query time.
  */
 import { DIALECT_SQL, ownedBy, siteOf, weekStartOf } from '../dialect-sql.ts';
 import {
@@ -59,7 +59,7 @@ export type RollupScope =
  * Parameters of one statement, numbered as they are added; a value added again is the same
  * parameter (a statement that filters two of its parts by the same scope names it once).
  */
-class Params {
+export class Params {
   readonly values: Param[] = [];
   private readonly seen = new Map<unknown, string>();
   add(value: Param): string {
@@ -73,14 +73,20 @@ class Params {
 }
 
 /** What the statements need of a driver: its dialect. */
-type Dialected = Pick<Driver, 'dialect'>;
+export type Dialected = Pick<Driver, 'dialect'>;
 
 /**
  * The scope as a predicate on a table's day and platform-task columns. Units are one list of
  * days and one of platform tasks, zipped: the statement's text is the same for any number of
  * units, so a driver that keeps prepared statements plans it once.
  */
-function scopeWhere(_driver: Dialected, scope: RollupScope, p: Params, day: string, task: string): string {
+export function scopeWhere(
+  _driver: Dialected,
+  scope: RollupScope,
+  p: Params,
+  day: string,
+  task: string,
+): string {
   if ('from' in scope)
     return `${day} BETWEEN CAST(${p.add(scope.from)} AS DATE) AND CAST(${p.add(scope.to)} AS DATE)`;
   const days = p.add(scope.units.map((u) => u.date));
@@ -259,7 +265,7 @@ export async function recomputeRollups(driver: Driver, c: Connection, scope: Rol
 }
 
 /** A unit's lock key: FNV-1a of `task_id|date`, as a 32-bit signed integer (a collision only serializes two units). */
-function unitLockKey(u: RollupUnit): number {
+export function unitLockKey(u: RollupUnit): number {
   let h = 0x811c9dc5;
   for (const ch of `${u.task_id}|${u.date}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
   return h | 0;
@@ -408,170 +414,4 @@ export async function fillRollupsStep(
     await c.execute('DELETE FROM geo.schema_migrations WHERE version = $1', [ROLLUPS_FILL]);
   }
   return batch ? { from: batch.from, to: batch.to, days: batch.days } : { from, to: from, days: 0 };
-}
-
-/** Each monitoring task's brand_urls hosts, normalised, as one sorted text per task. */
-export async function hostsOf(
-  driver: Driver,
-  c: Connection,
-  projectIds: readonly number[],
-): Promise<Map<number, string>> {
-  const out = new Map<number, string>();
-  if (projectIds.length === 0) return out;
-  const rows = await c.rows<{ project_id: number; host: string }>(
-    `SELECT project_id, host FROM (${brandHostsSql(driver, 1)}) h ORDER BY project_id, host`,
-    [projectIds],
-  );
-  for (const r of rows) out.set(r.project_id, `${out.get(r.project_id) ?? ''}${r.host}\n`);
-  return out;
-}
-
-/**
- * Decides `owned` again for every (monitoring task, domain) of the aggregates of these tasks,
- * whose brand_urls hosts changed: once per pair, against the task's hosts now.
- */
-export async function decideOwnership(
-  driver: Driver,
-  c: Connection,
-  projectIds: readonly number[],
-): Promise<void> {
-  // PostgreSQL: wait for the transactions writing aggregate rows now (they may have read the old
-  // hosts: maintainRollups takes its writer's lock before reading them) and hold off new ones
-  // until this commits, so every row is decided against the hosts it will be read with. (DuckDB
-  // runs one transaction at a time.) It holds the writers off while it updates the task's rows:
-  // rare (a change of brand_urls' hosts), and a year of one task's domain rows is seconds.
-  const lock = DIALECT_SQL[driver.dialect].lockAgainstWriters('geo.rollup_domains_daily');
-  if (lock) await c.execute(lock);
-  await c.execute(
-    `UPDATE geo.rollup_domains_daily SET owned = o.owned
-     FROM (
-       SELECT d.project_id, d.domain, COALESCE(bool_or(${ownedBy(siteOf('d.domain'), 'h.host')}), false) AS owned
-       FROM (SELECT DISTINCT project_id, domain FROM geo.rollup_domains_daily
-             WHERE ${driver.inIds('project_id', 1)}) d
-       LEFT JOIN (${brandHostsSql(driver, 1)}) h ON h.project_id = d.project_id
-       GROUP BY d.project_id, d.domain
-     ) o
-     WHERE geo.rollup_domains_daily.project_id = o.project_id AND geo.rollup_domains_daily.domain = o.domain
-       AND geo.rollup_domains_daily.owned <> o.owned`,
-    [projectIds],
-  );
-}
-
-/**
- * Records the units as stale, inside the caller's write transaction (one statement, nothing
- * read): their aggregates are refreshed later (refreshStaleUnits), by the sync or by
- * `rollups refresh`. Each marker gets its own number (a sequence), so a refresh deletes exactly
- * the markers it saw.
- */
-export async function markStale(
-  _driver: Dialected,
-  c: Connection,
-  units: readonly RollupUnit[],
-): Promise<void> {
-  const list = distinctUnits(units);
-  if (list.length === 0) return;
-  await c.execute(
-    `INSERT INTO geo.rollup_stale_units (task_id, date)
-     SELECT t, CAST(d AS DATE) FROM (
-       SELECT unnest(CAST($1 AS BIGINT[])) AS t, unnest(CAST($2 AS VARCHAR[])) AS d) u`,
-    [list.map((u) => u.task_id), list.map((u) => u.date)],
-  );
-}
-
-/** Stale units to refresh together: whole units, at most REFRESH_BATCH_EXECUTIONS executions. */
-export interface StaleBatch {
-  readonly units: RollupUnit[];
-  readonly executions: number;
-}
-
-/** The stale units, oldest day first, in batches of at most `max` executions (a larger unit alone). */
-export async function staleBatches(c: Connection, max = REFRESH_BATCH_EXECUTIONS): Promise<StaleBatch[]> {
-  const rows = await c.rows<{ task_id: number; date: string; executions: number | string }>(
-    `SELECT s.task_id, s.date, (SELECT count(*) FROM geo.prompt_executions e
-       WHERE e.task_id = s.task_id AND e.date_time = s.date) AS executions
-     FROM (SELECT DISTINCT task_id, date FROM geo.rollup_stale_units) s
-     ORDER BY s.date, s.task_id`,
-  );
-  const out: { units: RollupUnit[]; executions: number }[] = [];
-  let current: { units: RollupUnit[]; executions: number } | null = null;
-  for (const r of rows) {
-    const unit = { task_id: Number(r.task_id), date: r.date };
-    const n = Number(r.executions);
-    if (!current || current.executions + n > max) out.push((current = { units: [], executions: 0 }));
-    current.units.push(unit);
-    current.executions += n;
-  }
-  return out;
-}
-
-/**
- * Refreshes stale units inside the caller's transaction: takes their locks (PostgreSQL: another
- * refresh of a unit waits, then finds its markers gone), reads their markers as they stand,
- * recomputes the units that still have one from their rows (the SQL of SELECTS), and deletes exactly
- * the markers read. A writer that commits meanwhile leaves a marker this did not read: the unit
- * stays stale and is refreshed again. Returns the units refreshed.
- */
-export async function refreshStaleUnits(
-  driver: Driver,
-  c: Connection,
-  units: readonly RollupUnit[],
-): Promise<RollupUnit[]> {
-  if (units.length === 0) return [];
-  await lockUnits(driver, c, units);
-  const p = new Params();
-  const marks = await c.rows<{ marked: number | string; task_id: number | string; date: string }>(
-    `SELECT marked, task_id, date FROM geo.rollup_stale_units AS r
-     WHERE ${unitsWhere(driver, units, p, 'r.date', 'r.task_id')}`,
-    p.values,
-  );
-  if (marks.length === 0) return [];
-  const present = distinctUnits(marks.map((m) => ({ task_id: Number(m.task_id), date: m.date })));
-  // A writer of the aggregates before reading the hosts: a change of brand_urls holds writers
-  // off while it decides `owned` again (decideOwnership), so no row is decided against old hosts.
-  const asWriter = DIALECT_SQL[driver.dialect].lockAsWriter('geo.rollup_domains_daily');
-  if (asWriter) await c.execute(asWriter);
-  const q = new Params();
-  const ids = await c.rows<{ prompt_task_id: number | string }>(
-    `SELECT prompt_task_id FROM geo.prompt_executions AS e
-     WHERE ${unitsWhere(driver, present, q, 'e.date_time', 'e.task_id')}`,
-    q.values,
-  );
-  await recomputeRollups(driver, c, { units: present, ids: ids.map((r) => Number(r.prompt_task_id)) });
-  await c.execute(`DELETE FROM geo.rollup_stale_units WHERE ${driver.inIds('marked', 1)}`, [
-    marks.map((m) => Number(m.marked)),
-  ]);
-  return present;
-}
-
-/**
- * The markers of the days `from`..`to` as they stand, deleted: `rollups refresh` recomputes those
- * days whole in the same transaction, after this (under the warehouse lock, no sync writes then).
- */
-export async function clearStaleDays(c: Connection, from: string, to: string): Promise<void> {
-  await c.execute(
-    'DELETE FROM geo.rollup_stale_units WHERE date BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)',
-    [from, to],
-  );
-}
-
-/**
- * PostgreSQL runs writers at once (distributed workers): two transactions recomputing one unit
- * would each delete the rows they saw and insert their own, leaving both. A lock per unit, taken
- * in one order, makes the second wait for the first and then see its rows.
- */
-async function lockUnits(driver: Driver, c: Connection, units: readonly RollupUnit[]): Promise<void> {
-  const keys = [...new Set(units.map(unitLockKey))].sort((a, b) => a - b);
-  const sql = DIALECT_SQL[driver.dialect].lockKeys(keys.length);
-  if (sql) await c.execute(sql, keys);
-}
-
-/** Units as a predicate on a table's day and task columns (their days' range first). */
-function unitsWhere(
-  driver: Dialected,
-  units: readonly RollupUnit[],
-  p: Params,
-  day: string,
-  task: string,
-): string {
-  return scopeWhere(driver, { units }, p, day, task);
 }

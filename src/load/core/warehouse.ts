@@ -56,17 +56,9 @@ import {
 import { storedRows, storedText } from '../text.ts';
 import type { Connection, Driver, TransactionOptions } from './driver.ts';
 import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
-import {
-  analyzeRollups,
-  clearStaleDays,
-  decideOwnership,
-  hostsOf,
-  markStale,
-  recomputeRollups,
-  refreshStaleUnits,
-  rollupDaysSql,
-  staleBatches,
-} from './rollups.ts';
+import { analyzeRollups, recomputeRollups, rollupDaysSql } from './rollups.ts';
+import { decideOwnership, hostsOf } from './ownership.ts';
+import { clearStaleDays, markStale, refreshStaleUnits, staleBatches } from './stale-units.ts';
 import { analyzeStaleStatistics, tidyGrownTables } from './tidy.ts';
 import { CoreMigrationStore } from './migration-store.ts';
 import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
