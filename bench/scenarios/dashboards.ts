@@ -18,7 +18,15 @@ async function runDashboardsScenario(
   pgReason: string | null,
 ): Promise<void> {
   const runs: DashboardRun[] = [];
-  for (const size of DASHBOARDS) {
+  // --dashboards-per-day N[,N]: only the years of those sizes (a year of 10,000 a day takes long).
+  const i = process.argv.indexOf('--dashboards-per-day');
+  const only = i < 0 ? null : new Set((process.argv[i + 1] ?? '').split(',').map(Number));
+  const sizes = only ? DASHBOARDS.filter((d) => only.has(d.executionsPerDay)) : DASHBOARDS;
+  if (only && sizes.length === 0)
+    throw new Error(
+      `--dashboards-per-day expects some of ${DASHBOARDS.map((d) => d.executionsPerDay).join(',')}`,
+    );
+  for (const size of sizes) {
     for (const dialect of ['duckdb', 'postgres'] as const) {
       const label = `${dialect === 'duckdb' ? 'DuckDB' : 'PostgreSQL'}, ${int(size.executionsPerDay)}/day`;
       if (dialect === 'postgres' && pgReason) {
