@@ -19,32 +19,35 @@ export interface WarehouseTarget {
   drop(): Promise<void>;
 }
 
+/** Every warehouse `create` made is removed by `drop` (a file may create one per test). */
 export function duckdbTarget(name: string): WarehouseTarget {
-  let db: TempDuckDB | undefined;
+  const made: TempDuckDB[] = [];
   return {
     dialect: 'duckdb',
     skip: false,
     async create() {
-      db = createTempDuckDB(name);
+      const db = createTempDuckDB(name);
+      made.push(db);
       return db.target;
     },
     async drop() {
-      db?.remove();
+      for (const db of made.splice(0)) db.remove();
     },
   };
 }
 
 export function postgresTarget(_name: string): WarehouseTarget {
-  let db: TestDatabase | undefined;
+  const made: TestDatabase[] = [];
   return {
     dialect: 'postgres',
     skip: !postgresUp,
     async create() {
-      db = await createTestDatabase();
+      const db = await createTestDatabase();
+      made.push(db);
       return db.url;
     },
     async drop() {
-      await db?.drop().catch(() => undefined);
+      for (const db of made.splice(0)) await db.drop().catch(() => undefined);
     },
   };
 }
