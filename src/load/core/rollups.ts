@@ -350,24 +350,37 @@ export interface DayBatch {
   executions: number;
 }
 
+/**
+ * Items in order, grouped so that each group's executions stay within `max` (an item above it
+ * alone): the days of a refresh or a check, the stale units of a sync's refresh.
+ */
+export function inBatches<T>(items: readonly T[], executionsOf: (t: T) => number, max: number): T[][] {
+  const out: T[][] = [];
+  let current: T[] | null = null;
+  let executions = 0;
+  for (const item of items) {
+    const n = executionsOf(item);
+    if (!current || executions + n > max) {
+      out.push((current = []));
+      executions = 0;
+    }
+    current.push(item);
+    executions += n;
+  }
+  return out;
+}
+
 /** Consecutive days in batches of at most `max` executions (a larger day alone). */
 export function batchDays(
   days: readonly { date: string; executions: number }[],
   max = REFRESH_BATCH_EXECUTIONS,
 ): DayBatch[] {
-  const out: DayBatch[] = [];
-  let current: DayBatch | null = null;
-  for (const d of days) {
-    if (current && current.executions + d.executions <= max) {
-      current.to = d.date;
-      current.days++;
-      current.executions += d.executions;
-      continue;
-    }
-    current = { from: d.date, to: d.date, days: 1, executions: d.executions };
-    out.push(current);
-  }
-  return out;
+  return inBatches(days, (d) => d.executions, max).map((batch) => ({
+    from: batch[0]!.date,
+    to: batch.at(-1)!.date,
+    days: batch.length,
+    executions: batch.reduce((n, d) => n + d.executions, 0),
+  }));
 }
 
 /**

@@ -7,6 +7,7 @@ import { DIALECT_SQL } from '../dialect-sql.ts';
 import type { Connection, Driver } from './driver.ts';
 import {
   distinctUnits,
+  inBatches,
   Params,
   recomputeRollups,
   REFRESH_BATCH_EXECUTIONS,
@@ -51,16 +52,15 @@ export async function staleBatches(c: Connection, max = REFRESH_BATCH_EXECUTIONS
      FROM (SELECT DISTINCT task_id, date FROM geo.rollup_stale_units) s
      ORDER BY s.date, s.task_id`,
   );
-  const out: { units: RollupUnit[]; executions: number }[] = [];
-  let current: { units: RollupUnit[]; executions: number } | null = null;
-  for (const r of rows) {
-    const unit = { task_id: Number(r.task_id), date: r.date };
-    const n = Number(r.executions);
-    if (!current || current.executions + n > max) out.push((current = { units: [], executions: 0 }));
-    current.units.push(unit);
-    current.executions += n;
-  }
-  return out;
+  const units = rows.map((r) => ({
+    task_id: Number(r.task_id),
+    date: r.date,
+    executions: Number(r.executions),
+  }));
+  return inBatches(units, (u) => u.executions, max).map((batch) => ({
+    units: batch.map((u) => ({ task_id: u.task_id, date: u.date })),
+    executions: batch.reduce((n, u) => n + u.executions, 0),
+  }));
 }
 
 /**
@@ -80,7 +80,7 @@ export async function refreshStaleUnits(
   const p = new Params();
   const marks = await c.rows<{ marked: number | string; task_id: number | string; date: string }>(
     `SELECT marked, task_id, date FROM geo.rollup_stale_units AS r
-     WHERE ${unitsWhere(driver, units, p, 'r.date', 'r.task_id')}`,
+     WHERE ${scopeWhere(driver, { units }, p, 'r.date', 'r.task_id')}`,
     p.values,
   );
   if (marks.length === 0) return [];
@@ -96,7 +96,7 @@ export async function refreshStaleUnits(
     const q = new Params();
     const rows = await c.rows<{ prompt_task_id: number | string }>(
       `SELECT prompt_task_id FROM geo.prompt_executions AS e
-       WHERE ${unitsWhere(driver, present, q, 'e.date_time', 'e.task_id')}`,
+       WHERE ${scopeWhere(driver, { units: present }, q, 'e.date_time', 'e.task_id')}`,
       q.values,
     );
     ids = rows.map((r) => Number(r.prompt_task_id));
@@ -128,15 +128,4 @@ async function lockUnits(driver: Driver, c: Connection, units: readonly RollupUn
   const keys = [...new Set(units.map(unitLockKey))].sort((a, b) => a - b);
   const sql = DIALECT_SQL[driver.dialect].lockKeys(keys.length);
   if (sql) await c.execute(sql, keys);
-}
-
-/** Units as a predicate on a table's day and task columns (their days' range first). */
-function unitsWhere(
-  driver: Dialected,
-  units: readonly RollupUnit[],
-  p: Params,
-  day: string,
-  task: string,
-): string {
-  return scopeWhere(driver, { units }, p, day, task);
 }
