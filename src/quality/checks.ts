@@ -125,6 +125,24 @@ const rollupsMatch: Check = async (w, o) => {
   return { passed: failing === 0, failing, sample };
 };
 
+/**
+ * A check over the range in batches of whole days (batchDays, as rollups_match): its SQL names the
+ * days as $1 and $2 and reads only their rows, so each batch fits DuckDB's default pool on a year.
+ */
+const byDays =
+  (file: string): Check =>
+  async (w, o) => {
+    const batches = batchDays(await w.rollupDays({ from: o.from, to: o.to }), o.rollupsBatchExecutions);
+    let failing = 0;
+    const sample: Record<string, unknown>[] = [];
+    for (const b of batches) {
+      const part = await rowsCheck(file, () => [b.from, b.to])(w, o);
+      failing += part.failing;
+      sample.push(...part.sample.slice(0, SAMPLE_ROWS - sample.length));
+    }
+    return { passed: failing === 0, failing, sample };
+  };
+
 const CHECKS: { name: string; description: string; run: Check }[] = [
   {
     name: 'keys_unique',
@@ -150,6 +168,12 @@ const CHECKS: { name: string; description: string; run: Check }[] = [
     name: 'unit_execution_counts',
     description: 'each finished unit holds as many executions as its listing reported when read',
     run: rowsCheck('unit_execution_counts', range),
+  },
+  {
+    name: 'execution_child_counts',
+    description:
+      'each execution of the range carries its stored children’s counts (ranks, sources, cards, screenshot)',
+    run: byDays('execution_child_counts'),
   },
   {
     name: 'rollups_match',

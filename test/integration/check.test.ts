@@ -84,6 +84,7 @@ for (const target of warehouseTargets('check')) {
         'ok executions_have_platform_task',
         'ok units_finished',
         'ok unit_execution_counts',
+        'ok execution_child_counts',
         'ok rollups_match',
         'ok freshness',
       ]);
@@ -94,7 +95,7 @@ for (const target of warehouseTargets('check')) {
           .trim()
           .split('\n')
           .map((l) => (JSON.parse(l) as { passed: boolean }).passed),
-      ).toEqual([true, true, true, true, true, true, true]);
+      ).toEqual([true, true, true, true, true, true, true, true]);
     });
 
     it('rollups_match names an aggregate edited by hand; rollups refresh repairs it', async () => {
@@ -287,6 +288,16 @@ for (const target of warehouseTargets('check')) {
       )) as { task_id: number }[];
       await damage(`DELETE FROM geo.platform_tasks WHERE task_id = ${task!.task_id}`);
       await damage(`UPDATE geo.sync_runs SET finished_at = finished_at - INTERVAL '3 days'`);
+      // An execution made to claim a source more than it has stored.
+      const [counted] = (await exec(
+        `SELECT prompt_task_id, sources FROM geo.prompt_executions WHERE prompt_task_id <> $1
+         ORDER BY prompt_task_id LIMIT 1`,
+        [id],
+      )) as { prompt_task_id: number; sources: number | string }[];
+      const n = Number(counted!.sources);
+      await damage(
+        `UPDATE geo.prompt_executions SET sources = sources + 1 WHERE prompt_task_id = ${counted!.prompt_task_id}`,
+      );
       const again = await runCli(['check', ...range(), '--json'], env());
       expect(again.code).toBe(3);
       const byName = Object.fromEntries(
@@ -303,6 +314,13 @@ for (const target of warehouseTargets('check')) {
       expect(byName.executions_have_platform_task!.sample).toContainEqual(
         expect.objectContaining({ task_id: task!.task_id }),
       );
+      expect(byName.execution_child_counts!.sample).toEqual([
+        expect.objectContaining({
+          prompt_task_id: counted!.prompt_task_id,
+          sources: n + 1,
+          sources_stored: n,
+        }),
+      ]);
       expect(byName.freshness!.passed).toBe(false);
       expect(byName.keys_unique!.passed).toBe(true);
     });

@@ -128,7 +128,7 @@ describe('schedule --metrics-port', () => {
     const r = await p.done;
     await own.drop();
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
-    expect(r.stderr).toMatch(/"passed":7,"failed":0,"msg":"data tests done"/);
+    expect(r.stderr).toMatch(/"passed":8,"failed":0,"msg":"data tests done"/);
     const m = parseMetrics(text);
     for (const check of [
       'keys_unique',
@@ -136,6 +136,7 @@ describe('schedule --metrics-port', () => {
       'executions_have_platform_task',
       'units_finished',
       'unit_execution_counts',
+      'execution_child_counts',
       'rollups_match',
       'freshness',
     ]) {

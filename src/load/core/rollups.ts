@@ -21,7 +21,9 @@
  *
  * One computation, in SQL (SELECTS), for every path: the sync's refresh of its stale units, `rollups
  * refresh` and the upgrade fill by days, and `check rollups_match`, which recomputes and compares:
- * any write that changed rows without marking their unit shows there. Only additive quantities
+ * any write that changed rows without marking their unit shows there. rollup_executions_daily is
+ * computed from the counts each execution row carries (written with its children); the check
+ * execution_child_counts holds those to the child tables. Only additive quantities
  * are stored (counts and sums), plus two that merge by taking the least (best positions) and
  * `owned`, which depends on the monitoring task's brand_urls and is set again when they change
  * (ownership.ts decideOwnership). Names are joined at query time.
@@ -129,6 +131,8 @@ const big = (expr: string) => `CAST(${expr} AS BIGINT)`;
  */
 type Select = (d: Dialected, s: RollupScope, p: Params) => string;
 const SELECTS: Readonly<Record<string, Select>> = {
+  // From the counts each execution carries (its children's, set by the writer with them; the
+  // check execution_child_counts holds them to the child tables): no child table is read.
   [ROLLUP_EXECUTIONS_DAILY.table]: (
     d,
     s,
@@ -137,25 +141,9 @@ const SELECTS: Readonly<Record<string, Select>> = {
       e.customer_id, e.engine, e.model,
       count(*), count(*) FILTER (WHERE e.result_status = 'available'),
       count(*) FILTER (WHERE e.result_status = 'missing'),
-      count(*) FILTER (WHERE COALESCE(NULLIF(sc.screenshot_url, ''), NULLIF(e.screenshot_url, '')) IS NOT NULL),
-      ${big('COALESCE(sum(r.valid), 0)')}, ${big('COALESCE(sum(c.citations), 0)')}
+      count(*) FILTER (WHERE e.has_screenshot),
+      ${big('COALESCE(sum(e.valid_ranks), 0)')}, ${big('COALESCE(sum(e.sources), 0)')}
     FROM geo.prompt_executions e
-    LEFT JOIN (
-      SELECT sc.prompt_task_id, sc.screenshot_url FROM geo.execution_screenshots sc
-      WHERE 1 = 1${childWhere(d, s, p, 'sc.prompt_task_id')}
-    ) sc ON sc.prompt_task_id = e.prompt_task_id
-    LEFT JOIN (
-      SELECT r.prompt_task_id, count(r.position) AS valid
-      FROM geo.execution_ranks r JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id
-      WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}${childWhere(d, s, p, 'r.prompt_task_id')}
-      GROUP BY r.prompt_task_id
-    ) r ON r.prompt_task_id = e.prompt_task_id
-    LEFT JOIN (
-      SELECT s.prompt_task_id, count(*) AS citations
-      FROM geo.execution_sources s JOIN geo.prompt_executions e ON e.prompt_task_id = s.prompt_task_id
-      WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}${childWhere(d, s, p, 's.prompt_task_id')}
-      GROUP BY s.prompt_task_id
-    ) c ON c.prompt_task_id = e.prompt_task_id
     WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}
     GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model`,
 
