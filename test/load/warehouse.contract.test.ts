@@ -628,6 +628,59 @@ for (const dialect of DIALECTS) {
       expect(await w.finishedUnits([day])).toEqual(new Set([`60|${day}`]));
     });
 
+    it('closes many units in one transaction as one at a time would, each by its own listing', async () => {
+      const day = '2026-09-02';
+      const other = '2026-09-03';
+      const at = (task_id: number, date_time = day) => ({ task_id, date_time });
+      await w.writeExecutionBatch(
+        batch({
+          executions: [
+            execution(801, at(80)),
+            execution(802, at(80)),
+            execution(803, at(80)),
+            execution(811, at(81)),
+            execution(812, at(81)),
+            execution(821, at(82)),
+            execution(831, at(80, other)),
+            execution(832, at(80, other)),
+          ],
+          ranks: [rank(802, 0, 'Acme', 1), rank(812, 0, 'Acme', 2)],
+          sources: [source(80201, 802, 'acme.com')],
+        }),
+      );
+      const checkpoint = (task_id: number, date = day) => ({
+        task_id,
+        date,
+        run_id: 'run-many',
+        finished_at: '2026-11-21T04:40:00+08:00',
+        executions: 1,
+      });
+      await w.writeExecutionBatch(batch({}), [
+        // 80: 802 unlisted; listed again later in the same call, without 803: its second listing decides.
+        { task_id: 80, date: day, seenPromptTaskIds: [801, 803], checkpoint: checkpoint(80) },
+        // 81: an id listed by another unit does not keep 811 in this one.
+        { task_id: 81, date: day, seenPromptTaskIds: [812, 801], checkpoint: checkpoint(81) },
+        // 82: its listing is not trusted whole: nothing deleted.
+        { task_id: 82, date: day, seenPromptTaskIds: [], deleteUnlisted: false, checkpoint: checkpoint(82) },
+        // 80 on the next day: nothing listed, everything deleted.
+        { task_id: 80, date: other, seenPromptTaskIds: [], checkpoint: checkpoint(80, other) },
+        { task_id: 80, date: day, seenPromptTaskIds: [801], checkpoint: checkpoint(80) },
+      ]);
+      const ids = await rowsOf(
+        'prompt_executions',
+        [801, 802, 803, 811, 812, 821, 831, 832],
+        'prompt_task_id',
+      );
+      expect(ids.map((r) => r.prompt_task_id)).toEqual([801, 812, 821]);
+      expect(await rowsOf('execution_ranks', [802, 812], 'prompt_task_id')).toEqual([
+        expect.objectContaining({ prompt_task_id: 812 }),
+      ]);
+      expect(await rowsOf('execution_sources', [802], 'prompt_task_id')).toEqual([]);
+      expect(await w.finishedUnits([day, other])).toEqual(
+        new Set([`80|${day}`, `81|${day}`, `82|${day}`, `80|${other}`]),
+      );
+    });
+
     it('runs: insert, update, list newest first', async () => {
       await w.insertRun(syncRun('run-1', { started_at: '2026-11-19T04:30:00+08:00' }));
       await w.insertRun(syncRun('run-2', { started_at: '2026-11-20T04:30:00+08:00', kind: 'backfill' }));

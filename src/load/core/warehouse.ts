@@ -55,7 +55,7 @@ import {
 } from '../warehouse.ts';
 import { storedRows, storedText } from '../text.ts';
 import type { Connection, Driver, TransactionOptions } from './driver.ts';
-import { closeUnit, writeExecutionBatch } from './execution-batch.ts';
+import { closeUnits, writeExecutionBatch } from './execution-batch.ts';
 import { analyzeRollups, recomputeRollups, rollupDaysSql } from './rollups.ts';
 import { decideOwnership, hostsOf } from './ownership.ts';
 import { clearStaleDays, markStale, refreshStaleUnits, staleBatches } from './stale-units.ts';
@@ -240,8 +240,8 @@ export class CoreWarehouse implements Warehouse {
   }
   completeUnit(unit: UnitCompletion): Promise<void> {
     return this.fenced(async (c) => {
-      const deleted = await closeUnit(this.driver, c, unit);
-      if (deleted && this.keepRollups) await markStale(this.driver, c, [unit]);
+      const emptied = await closeUnits(this.driver, c, [unit]);
+      if (this.keepRollups) await markStale(this.driver, c, emptied);
     });
   }
   async completeFingerprints(task_id: number, date: string): Promise<Map<number, string>> {
