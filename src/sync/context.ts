@@ -4,11 +4,11 @@ import { isInterruption } from '../abort.ts';
 import { isGeoApiError } from '../api/errors.ts';
 import { endpointId, type EndpointId } from '../api/endpoints.ts';
 import type { RejectedRecord } from '../api/client.ts';
-import { unitKey } from './planner.ts';
+import { unitKey, type Unit } from './planner.ts';
 import type { Config } from '../config.ts';
 import type { ApiPort } from '../extract/port.ts';
 import { ReadShortcuts } from '../extract/shortcuts.ts';
-import type { Warehouse, Written } from '../load/warehouse.ts';
+import type { StoredUnitExecutions, Warehouse, Written } from '../load/warehouse.ts';
 import { cutBelow, jsonDepthExceeds, MAX_STORED_JSON_DEPTH } from '../json-text.ts';
 import type { RankDetail } from '../api/schemas/hierarchical.ts';
 import { rankRawValues } from '../api/schemas/rank-number.ts';
@@ -16,6 +16,7 @@ import type { Json, RejectRow } from '../transform/rows.ts';
 import { rowsByTable } from './batch.ts';
 import { isolateFailures } from './isolate.ts';
 import { Slots } from './slots.ts';
+import type { StoredDays } from './stored-days.ts';
 import { GroupWriter } from './writer.ts';
 import { RollupRefresher } from './rollup-refresh.ts';
 
@@ -134,6 +135,17 @@ export class RunContext {
   readonly writer: GroupWriter;
   /** Refreshes the aggregates of the units the writer marked stale (during the run and at its end). */
   readonly rollups: RollupRefresher;
+
+  /**
+   * Set by a run over whole days (runSync): its units' stored executions read a day at a time
+   * (stored-days.ts). Unset (a distributed worker's job, one unit): each unit reads its own.
+   */
+  storedDays: StoredDays | null = null;
+
+  /** The unit's stored executions, as one read at its start gives them. */
+  storedExecutions(unit: Unit): Promise<StoredUnitExecutions> {
+    return this.storedDays?.of(unit) ?? this.warehouse.unitExecutions(unit.task_id, unit.date);
+  }
 
   /** Child requests whose answer the run already knows (shortcuts.ts), counted in `notAsked`. */
   readonly shortcuts = new ReadShortcuts(this.counters.notAsked);

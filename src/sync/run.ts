@@ -16,6 +16,7 @@ import { syncDiagnoses, syncFinance, syncTaskConfig } from './account-data.ts';
 import { RunContext, type RunCounters } from './context.ts';
 import { monitoringTaskOrigin, platformTaskOrigin } from './origins.ts';
 import { planUnits, refreshFromDay, type Unit } from './planner.ts';
+import { StoredDays } from './stored-days.ts';
 import { isFatal, runUnit, type UnitOutcome } from './unit.ts';
 
 export interface ApiStats {
@@ -167,6 +168,8 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
   // --reread: this run reads every child, whatever the configuration says.
   const config = opts.reread ? { ...deps.config, changeDetection: false } : deps.config;
   const ctx = new RunContext(runId, deps.api, deps.warehouse, logger, config, deps.signal, now);
+  // Whole days of units: their stored executions read a day at a time.
+  ctx.storedDays = new StoredDays(deps.warehouse);
   deps.bindRejectSink?.((r) => ctx.reject(r));
   const c = ctx.counters;
   const failedUnits: RunSummary['failedUnits'] = [];

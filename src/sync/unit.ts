@@ -73,7 +73,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   // a run's --reread passes a config saying so), for the cross-check every stored id.
   const stored: Promise<StoredUnitExecutions> | null =
     config.changeDetection || config.enrich.crossCheck
-      ? ctx.warehouse.unitExecutions(unit.task_id, unit.date)
+      ? ctx.storedExecutions(unit)
       : null;
   stored?.catch(() => undefined);
 

@@ -574,6 +574,11 @@ for (const dialect of DIALECTS) {
         complete: new Map([[671, 'f671']]),
       });
       expect(await w.unitExecutions(70, day)).toEqual({ ids: new Set(), complete: new Map() });
+      // The same, for every unit of the day in one read; none above the limit given.
+      const units = await w.dayExecutions(day, 1_000);
+      expect(units?.get(67)).toEqual({ ids: new Set([671, 672, 673]), complete: new Map([[671, 'f671']]) });
+      expect(units?.has(70)).toBe(false);
+      expect(await w.dayExecutions(day, 2)).toBeNull();
       // A finished unit without any execution is known too (it lists nothing).
       await w.completeUnit({
         task_id: 69,
@@ -629,23 +634,23 @@ for (const dialect of DIALECTS) {
     });
 
     it('closes many units in one transaction as one at a time would, each by its own listing', async () => {
-      const day = '2026-09-02';
-      const other = '2026-09-03';
+      const day = '2026-08-12';
+      const other = '2026-08-13';
       const at = (task_id: number, date_time = day) => ({ task_id, date_time });
       await w.writeExecutionBatch(
         batch({
           executions: [
-            execution(801, at(80)),
-            execution(802, at(80)),
-            execution(803, at(80)),
-            execution(811, at(81)),
-            execution(812, at(81)),
-            execution(821, at(82)),
-            execution(831, at(80, other)),
-            execution(832, at(80, other)),
+            execution(9801, at(980)),
+            execution(9802, at(980)),
+            execution(9803, at(980)),
+            execution(9811, at(981)),
+            execution(9812, at(981)),
+            execution(9821, at(982)),
+            execution(9831, at(980, other)),
+            execution(9832, at(980, other)),
           ],
-          ranks: [rank(802, 0, 'Acme', 1), rank(812, 0, 'Acme', 2)],
-          sources: [source(80201, 802, 'acme.com')],
+          ranks: [rank(9802, 0, 'Acme', 1), rank(9812, 0, 'Acme', 2)],
+          sources: [source(980201, 9802, 'acme.com')],
         }),
       );
       const checkpoint = (task_id: number, date = day) => ({
@@ -656,28 +661,34 @@ for (const dialect of DIALECTS) {
         executions: 1,
       });
       await w.writeExecutionBatch(batch({}), [
-        // 80: 802 unlisted; listed again later in the same call, without 803: its second listing decides.
-        { task_id: 80, date: day, seenPromptTaskIds: [801, 803], checkpoint: checkpoint(80) },
-        // 81: an id listed by another unit does not keep 811 in this one.
-        { task_id: 81, date: day, seenPromptTaskIds: [812, 801], checkpoint: checkpoint(81) },
-        // 82: its listing is not trusted whole: nothing deleted.
-        { task_id: 82, date: day, seenPromptTaskIds: [], deleteUnlisted: false, checkpoint: checkpoint(82) },
-        // 80 on the next day: nothing listed, everything deleted.
-        { task_id: 80, date: other, seenPromptTaskIds: [], checkpoint: checkpoint(80, other) },
-        { task_id: 80, date: day, seenPromptTaskIds: [801], checkpoint: checkpoint(80) },
+        // 980: 9802 unlisted; listed again later in the same call, without 9803: its second listing decides.
+        { task_id: 980, date: day, seenPromptTaskIds: [9801, 9803], checkpoint: checkpoint(980) },
+        // 981: an id listed by another unit does not keep 9811 in this one.
+        { task_id: 981, date: day, seenPromptTaskIds: [9812, 9801], checkpoint: checkpoint(981) },
+        // 982: its listing is not trusted whole: nothing deleted.
+        {
+          task_id: 982,
+          date: day,
+          seenPromptTaskIds: [],
+          deleteUnlisted: false,
+          checkpoint: checkpoint(982),
+        },
+        // 980 on the next day: nothing listed, everything deleted.
+        { task_id: 980, date: other, seenPromptTaskIds: [], checkpoint: checkpoint(980, other) },
+        { task_id: 980, date: day, seenPromptTaskIds: [9801], checkpoint: checkpoint(980) },
       ]);
       const ids = await rowsOf(
         'prompt_executions',
-        [801, 802, 803, 811, 812, 821, 831, 832],
+        [9801, 9802, 9803, 9811, 9812, 9821, 9831, 9832],
         'prompt_task_id',
       );
-      expect(ids.map((r) => r.prompt_task_id)).toEqual([801, 812, 821]);
-      expect(await rowsOf('execution_ranks', [802, 812], 'prompt_task_id')).toEqual([
-        expect.objectContaining({ prompt_task_id: 812 }),
+      expect(ids.map((r) => r.prompt_task_id)).toEqual([9801, 9812, 9821]);
+      expect(await rowsOf('execution_ranks', [9802, 9812], 'prompt_task_id')).toEqual([
+        expect.objectContaining({ prompt_task_id: 9812 }),
       ]);
-      expect(await rowsOf('execution_sources', [802], 'prompt_task_id')).toEqual([]);
+      expect(await rowsOf('execution_sources', [9802], 'prompt_task_id')).toEqual([]);
       expect(await w.finishedUnits([day, other])).toEqual(
-        new Set([`80|${day}`, `81|${day}`, `82|${day}`, `80|${other}`]),
+        new Set([`980|${day}`, `981|${day}`, `982|${day}`, `980|${other}`]),
       );
     });
 

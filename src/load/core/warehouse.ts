@@ -90,6 +90,27 @@ function forgetFingerprintsSql(driver: Driver, byTask: boolean): string {
 /** A fence check that never passes (a lock pinned while none was held). */
 const NEVER_OWNED = 'SELECT 1 AS owned WHERE 1 = 0';
 
+interface StoredExecutionRow {
+  task_id: number | string;
+  prompt_task_id: number | string;
+  fingerprint: string | null;
+  children_complete: boolean | null;
+}
+
+/** Stored executions by platform task: every id, and the fingerprints of those read completely. */
+function byUnit(rows: readonly StoredExecutionRow[]): Map<number, StoredUnitExecutions> {
+  const out = new Map<number, StoredUnitExecutions>();
+  for (const r of rows) {
+    const task = Number(r.task_id);
+    let stored = out.get(task);
+    if (!stored) out.set(task, (stored = { ids: new Set(), complete: new Map() }));
+    const id = Number(r.prompt_task_id);
+    stored.ids.add(id);
+    if (r.children_complete && r.fingerprint !== null) stored.complete.set(id, r.fingerprint);
+  }
+  return out;
+}
+
 export class CoreWarehouse implements Warehouse {
   readonly dialect;
   readonly description;
@@ -249,21 +270,27 @@ export class CoreWarehouse implements Warehouse {
   }
   async unitExecutions(task_id: number, date: string): Promise<StoredUnitExecutions> {
     const rows = await this.driver.connection((c) =>
-      c.rows<{ prompt_task_id: number; fingerprint: string | null; children_complete: boolean | null }>(
-        `SELECT e.prompt_task_id, f.fingerprint, f.children_complete
+      c.rows<StoredExecutionRow>(
+        `SELECT e.task_id, e.prompt_task_id, f.fingerprint, f.children_complete
          FROM geo.prompt_executions e LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
          WHERE e.task_id = CAST($1 AS ${this.driver.types.bigint})
            AND e.date_time = CAST($2 AS ${this.driver.types.date})`,
         [task_id, date],
       ),
     );
-    const stored: StoredUnitExecutions = { ids: new Set(), complete: new Map() };
-    for (const r of rows) {
-      const id = Number(r.prompt_task_id);
-      stored.ids.add(id);
-      if (r.children_complete && r.fingerprint !== null) stored.complete.set(id, r.fingerprint);
-    }
-    return stored;
+    return byUnit(rows).get(task_id) ?? { ids: new Set(), complete: new Map() };
+  }
+  async dayExecutions(date: string, max: number): Promise<Map<number, StoredUnitExecutions> | null> {
+    const rows = await this.driver.connection((c) =>
+      c.rows<StoredExecutionRow>(
+        `SELECT e.task_id, e.prompt_task_id, f.fingerprint, f.children_complete
+         FROM geo.prompt_executions e LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
+         WHERE e.date_time = CAST($1 AS ${this.driver.types.date})
+         LIMIT CAST($2 AS ${this.driver.types.bigint})`,
+        [date, max + 1],
+      ),
+    );
+    return rows.length > max ? null : byUnit(rows);
   }
   async storedUnits(dates: readonly string[]): Promise<Map<string, StoredUnitCounts>> {
     const unique = [...new Set(dates)];
