@@ -1055,6 +1055,25 @@ for (const dialect of DIALECTS) {
       });
       const [p] = await w.query('SELECT status, prompts FROM geo.platform_tasks WHERE task_id = $1', [10]);
       expect(p).toEqual({ status: 2, prompts: ['best phone?'] });
+      // Many in one call (one statement): of two of one task the later applies; one not stored
+      // changes nothing.
+      await w.upsertPlatformTasks([{ ...platform, task_id: 11 }]);
+      await w.updatePlatformTaskPrompts([
+        { task_id: 10, prompts: ['first'] },
+        { task_id: 11, prompts: null },
+        { task_id: 12_345, prompts: ['not stored'] },
+        { task_id: 10, prompts: ['later wins'] },
+      ]);
+      expect(
+        await w.query(
+          'SELECT task_id, prompts FROM geo.platform_tasks WHERE task_id IN ($1, $2, $3) ORDER BY task_id',
+          [10, 11, 12_345],
+        ),
+      ).toEqual([
+        { task_id: 10, prompts: ['later wins'] },
+        { task_id: 11, prompts: null },
+      ]);
+      await w.updatePlatformTaskPrompts([{ task_id: 10, prompts: ['best phone?'] }]);
       // A config for a monitoring task not stored yet changes nothing.
       await w.updateMonitoringTaskConfig([
         { project_id: 999, week_restart: 1, only_rank: 0, rank_match: 1, brand_urls: [], emails: [] },

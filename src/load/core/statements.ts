@@ -61,6 +61,25 @@ export function updateByKeySql<R>(driver: Pick<Driver, 'types'>, spec: TableSpec
   return `UPDATE ${qualified(spec)} SET ${set.join(', ')} WHERE ${where}`;
 }
 
+/**
+ * `UPDATE geo.t SET <non-key columns> [, synced_at] FROM (VALUES ...) v WHERE <key>`: `rowCount`
+ * rows by key in one statement; parameters as insertValuesSql's. Keys must be distinct (with two
+ * rows of one key, which one applies is up to the database).
+ */
+export function updateValuesSql<R>(
+  driver: Pick<Driver, 'types'>,
+  spec: TableSpec<R>,
+  rowCount: number,
+): string {
+  let n = 0;
+  const tuple = () => `(${spec.columns.map((c) => `CAST($${++n} AS ${driver.types[c.kind]})`).join(', ')})`;
+  const tuples = Array.from({ length: rowCount }, tuple).join(', ');
+  const set = nonKeyColumns(spec).map((c) => `${ident(c.name)} = v.${ident(c.name)}`);
+  if (spec.synced) set.push('synced_at = now()');
+  const where = spec.key.map((k) => `${qualified(spec)}.${ident(k)} = v.${ident(k)}`).join(' AND ');
+  return `UPDATE ${qualified(spec)} SET ${set.join(', ')} FROM (VALUES ${tuples}) AS v (${columnList(spec)}) WHERE ${where}`;
+}
+
 /** The parameters of insertValuesSql / updateByKeySql, row after row (JSON as its text). */
 export function valuesParams<R>(spec: TableSpec<R>, rows: readonly R[]): Param[] {
   const out: Param[] = [];

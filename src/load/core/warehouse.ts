@@ -61,7 +61,14 @@ import { decideOwnership, hostsOf } from './ownership.ts';
 import { clearStaleDays, markStale, refreshStaleUnits, staleBatches } from './stale-units.ts';
 import { analyzeStaleStatistics, tidyGrownTables } from './tidy.ts';
 import { CoreMigrationStore } from './migration-store.ts';
-import { chunked, columnList, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
+import {
+  chunked,
+  columnList,
+  insertValuesSql,
+  updateByKeySql,
+  updateValuesSql,
+  valuesParams,
+} from './statements.ts';
 
 const COUNTS = `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM geo.${t}) AS ${ident(t)}`).join(', ')}`;
 
@@ -205,13 +212,20 @@ export class CoreWarehouse implements Warehouse {
     return { textValuesChanged: changed };
   }
 
-  /** Sets the spec's columns of existing rows by key, one transaction (text rule applied). */
+  /**
+   * Sets the spec's columns of existing rows by key, one transaction (text rule applied), a few
+   * statements for all the rows; of two rows of one key the later applies.
+   */
   private async updateRows<R>(spec: TableSpec<R>, given: readonly R[]): Promise<Written> {
     const { rows, changed } = storedRows(spec, given);
-    if (rows.length > 0) {
-      const sql = updateByKeySql(this.driver, spec);
+    const last = dedupeBy(rows, (r) =>
+      spec.key.map((k) => String((r as Record<string, unknown>)[k])).join('|'),
+    );
+    if (last.length > 0) {
       await this.fenced(async (c) => {
-        for (const r of rows) await c.execute(sql, valuesParams(spec, [r]));
+        for (const chunk of chunked(last, spec.columns.length)) {
+          await c.execute(updateValuesSql(this.driver, spec, chunk.length), valuesParams(spec, chunk));
+        }
       });
     }
     return { textValuesChanged: changed };
