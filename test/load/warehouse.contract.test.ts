@@ -1060,7 +1060,7 @@ for (const dialect of DIALECTS) {
       await w.upsertPlatformTasks([{ ...platform, task_id: 11 }]);
       await w.updatePlatformTaskPrompts([
         { task_id: 10, prompts: ['first'] },
-        { task_id: 11, prompts: null },
+        { task_id: 11, prompts: [] },
         { task_id: 12_345, prompts: ['not stored'] },
         { task_id: 10, prompts: ['later wins'] },
       ]);
@@ -1071,7 +1071,7 @@ for (const dialect of DIALECTS) {
         ),
       ).toEqual([
         { task_id: 10, prompts: ['later wins'] },
-        { task_id: 11, prompts: null },
+        { task_id: 11, prompts: [] },
       ]);
       await w.updatePlatformTaskPrompts([{ task_id: 10, prompts: ['best phone?'] }]);
       // A config for a monitoring task not stored yet changes nothing.
