@@ -72,9 +72,7 @@ export async function runUnit(ctx: RunContext, unit: Unit): Promise<ReadUnit> {
   // the fingerprints of those stored with complete children (off with `changeDetection: false`;
   // a run's --reread passes a config saying so), for the cross-check every stored id.
   const stored: Promise<StoredUnitExecutions> | null =
-    config.changeDetection || config.enrich.crossCheck
-      ? ctx.storedExecutions(unit)
-      : null;
+    config.changeDetection || config.enrich.crossCheck ? ctx.storedExecutions(unit) : null;
   stored?.catch(() => undefined);
 
   const flush = async () => {
