@@ -195,11 +195,15 @@ export interface Warehouse {
    */
   unitExecutions(task_id: number, date: string): Promise<StoredUnitExecutions>;
   /**
-   * unitExecutions of every unit of a day in one read, by platform task (a unit with nothing
-   * stored has no entry); null when the day holds more than `max` executions (read each unit
-   * alone then, to bound memory).
+   * unitExecutions of the units of a day's platform tasks `taskIds` in one read, by platform task
+   * (a unit with nothing stored has no entry); null when they hold more than `max` executions
+   * (read each unit alone then, to bound memory).
    */
-  dayExecutions(date: string, max: number): Promise<Map<number, StoredUnitExecutions> | null>;
+  dayExecutions(
+    date: string,
+    taskIds: readonly number[],
+    max: number,
+  ): Promise<Map<number, StoredUnitExecutions> | null>;
   /**
    * `--dry-run`: per stored unit of `dates` (key `task_id|date`), its executions, how many of
    * them have complete children, are stored without a screenshot URL, and with products of an

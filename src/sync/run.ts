@@ -168,8 +168,6 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
   // --reread: this run reads every child, whatever the configuration says.
   const config = opts.reread ? { ...deps.config, changeDetection: false } : deps.config;
   const ctx = new RunContext(runId, deps.api, deps.warehouse, logger, config, deps.signal, now);
-  // Whole days of units: their stored executions read a day at a time.
-  ctx.storedDays = new StoredDays(deps.warehouse);
   deps.bindRejectSink?.((r) => ctx.reject(r));
   const c = ctx.counters;
   const failedUnits: RunSummary['failedUnits'] = [];
@@ -254,6 +252,8 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     });
     c.unitsTotal = plan.units.length;
     c.unitsSkipped = plan.skipped.length;
+    // Whole days of units: their stored executions read a day at a time.
+    ctx.storedDays = new StoredDays(deps.warehouse, plan.units);
     logger.info({ units: plan.units.length, skipped: plan.skipped.length, dates: opts.dates.length }, 'plan');
     progress();
 

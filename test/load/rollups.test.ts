@@ -1,12 +1,14 @@
 /**
- * The per-day aggregates (issue 28) on both warehouses: every kind of write keeps them equal to a
- * recomputation from the execution tables in its own transaction (a batch, an execution replaced
+ * The per-day aggregates on both warehouses: after every kind of write and the refresh a run makes,
+ * they equal a recomputation from the execution tables (a batch, an execution replaced
  * with fewer ranks, one that moved to another day, rows given without their execution, the
  * deletion of unlisted executions, a refused commit), `owned` follows brand_urls, an execution
  * with a NULL customer_id counts once however often it is written, a refresh repairs a hand edit
  * and deletes rows of a day without executions, and migration 008 fills a warehouse upgraded from
  * a version without them, once.
  */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/load/index.ts';
 import { rollupsMatchSqls } from '../../src/load/core/rollups.ts';
@@ -33,10 +35,22 @@ async function freshTarget(dialect: Dialect): Promise<{ target: string; drop: ()
   return { target: db.target, drop: async () => db.remove() };
 }
 
-/** What rollups_match reports: the aggregate rows that differ from a recomputation. */
+/** `check`'s execution_child_counts: the executions whose counts differ from their child rows. */
+const CHILD_COUNTS = readFileSync(
+  fileURLToPath(new URL('../../sql/checks/execution_child_counts.sql', import.meta.url)),
+  'utf8',
+);
+
+/**
+ * What rollups_match reports (the aggregate rows that differ from a recomputation), and the
+ * executions whose counts differ from their child rows (execution_child_counts): the
+ * recomputation of rollup_executions_daily reads those counts, so the two hold it together.
+ */
 async function mismatches(w: Warehouse): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
   for (const sql of rollupsMatchSqls(w)) rows.push(...(await w.query(sql, RANGE)));
+  for (const r of await w.query(CHILD_COUNTS, RANGE))
+    rows.push({ table_name: 'execution_child_counts', ...r });
   return rows.sort((a, b) => String(a.table_name).localeCompare(String(b.table_name)));
 }
 
@@ -405,6 +419,13 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         expect(await w.query("SELECT task_id FROM geo.rollup_domains_daily WHERE domain = 'a.com'")).toEqual([
           { task_id: 11 },
         ]);
+        // Execution 1 has no source left, and its unit no citation.
+        expect(await w.query('SELECT sources FROM geo.prompt_executions WHERE prompt_task_id = 1')).toEqual([
+          { sources: 0 },
+        ]);
+        expect(await w.query('SELECT citations FROM geo.rollup_executions_daily WHERE task_id = 10')).toEqual(
+          [{ citations: 0 }],
+        );
       } finally {
         await w.close();
       }

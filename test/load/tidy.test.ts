@@ -96,6 +96,7 @@ describe.skipIf(!pgUp)('PostgreSQL statistics around a run’s writes', () => {
       await w.refreshStaleRollups();
     });
     const after = await table('prompt_executions');
+    const sources = await table('execution_sources');
     expect(after.analyzed).toBe(before.analyzed + 1);
     expect(after.reltuples).toBe(3_000);
     expect(await analyzedColumns('prompt_executions')).toEqual(['date_time', 'prompt_task_id', 'task_id']);
@@ -107,17 +108,21 @@ describe.skipIf(!pgUp)('PostgreSQL statistics around a run’s writes', () => {
       await w.refreshStaleRollups();
     });
     expect((await table('prompt_executions')).analyzed).toBe(after.analyzed);
-    expect((await table('execution_sources')).analyzed).toBe(after.analyzed);
+    expect((await table('execution_sources')).analyzed).toBe(sources.analyzed);
   });
 
   it('the run’s tidy vacuums and analyzes whole the tables grown by 10,000 rows and a tenth', async () => {
-    // The first test's writes: 15,100 sources, 3,020 executions (fewer than 10,000).
-    await reported('execution_sources', 15_100);
+    // Whatever earlier writes grew is tidied first; then 12,000 sources and 1,000 executions.
+    await withWarehouse((w) => w.tidyGrownTables());
+    const vacuumed = (await table('execution_sources')).vacuumed;
+    const inserted = (await table('execution_sources')).inserted;
+    await withWarehouse((w) => w.writeExecutionBatch(executions(30_000, 1_000, 12)));
+    await reported('execution_sources', inserted + 12_000);
     expect(await withWarehouse((w) => w.tidyGrownTables())).toEqual(['execution_sources']);
-    expect((await table('execution_sources')).vacuumed).toBe(1);
+    expect((await table('execution_sources')).vacuumed).toBe(vacuumed + 1);
     expect(await analyzedColumns('execution_sources')).toContain('domain');
     // A small night tidies nothing.
-    await withWarehouse((w) => w.writeExecutionBatch(executions(20_000, 20, 5)));
+    await withWarehouse((w) => w.writeExecutionBatch(executions(40_000, 20, 5)));
     expect(await withWarehouse((w) => w.tidyGrownTables())).toEqual([]);
   });
 });

@@ -574,11 +574,13 @@ for (const dialect of DIALECTS) {
         complete: new Map([[671, 'f671']]),
       });
       expect(await w.unitExecutions(70, day)).toEqual({ ids: new Set(), complete: new Map() });
-      // The same, for every unit of the day in one read; none above the limit given.
-      const units = await w.dayExecutions(day, 1_000);
-      expect(units?.get(67)).toEqual({ ids: new Set([671, 672, 673]), complete: new Map([[671, 'f671']]) });
-      expect(units?.has(70)).toBe(false);
-      expect(await w.dayExecutions(day, 2)).toBeNull();
+      // The same, for the day's units of some platform tasks in one read; none above the limit.
+      const units = await w.dayExecutions(day, [67, 70], 1_000);
+      expect(units).toEqual(
+        new Map([[67, { ids: new Set([671, 672, 673]), complete: new Map([[671, 'f671']]) }]]),
+      );
+      expect(await w.dayExecutions(day, [70], 1_000)).toEqual(new Map());
+      expect(await w.dayExecutions(day, [67], 2)).toBeNull();
       // A finished unit without any execution is known too (it lists nothing).
       await w.completeUnit({
         task_id: 69,
@@ -661,7 +663,7 @@ for (const dialect of DIALECTS) {
         executions: 1,
       });
       await w.writeExecutionBatch(batch({}), [
-        // 980: 9802 unlisted; listed again later in the same call, without 9803: its second listing decides.
+        // 980: 9802 unlisted; closed again later in the same call, without 9803: both listings apply.
         { task_id: 980, date: day, seenPromptTaskIds: [9801, 9803], checkpoint: checkpoint(980) },
         // 981: an id listed by another unit does not keep 9811 in this one.
         { task_id: 981, date: day, seenPromptTaskIds: [9812, 9801], checkpoint: checkpoint(981) },

@@ -54,14 +54,15 @@ import { markStale } from './stale-units.ts';
 
 /**
  * Merges a batch; `stored`: the batch's executions (and parents of its rows) already stored.
- * Returns the units whose rows it changed beyond the batch's own (a moved source's old unit).
+ * Returns the units whose rows it changed beyond the batch's own, and the executions beyond the
+ * batch's whose children it changed (a moved source's old unit and old execution).
  */
 type Merge = (
   driver: Driver,
   c: Connection,
   b: CountedBatch,
   stored: ReadonlySet<number>,
-) => Promise<RollupUnit[]>;
+) => Promise<{ units: RollupUnit[]; recount: number[] }>;
 
 export interface BatchWriteOptions {
   /** Runs last inside the transaction (the fences: ownership checked at commit time). */
@@ -88,8 +89,9 @@ export async function writeExecutionBatch(
         // those it deletes from. Recorded as stale; their aggregates are refreshed later.
         const stored = await storedUnitsOf(driver, c, b.keys);
         const changedUnits: RollupUnit[] = [...stored.units, ...b.executions.map(unitOfExecution)];
-        changedUnits.push(...(await merge(driver, c, b, stored.ids)));
-        await recount(driver, c, b.recount);
+        const merged = await merge(driver, c, b, stored.ids);
+        changedUnits.push(...merged.units);
+        await recount(driver, c, [...new Set([...b.recount, ...merged.recount])]);
         await upsertFingerprints(driver, c, fingerprints);
         changedUnits.push(...(await closeUnits(driver, c, completions)));
         if (rollups) await markStale(driver, c, changedUnits);
@@ -227,7 +229,7 @@ async function storedUnitsOf(
 
 const fastPath: Merge = async (driver, c, b, stored) => {
   const keys = b.keys;
-  if (keys.length === 0) return [];
+  if (keys.length === 0) return { units: [], recount: [] };
   // Rows can be stored only for executions stored, or for ids named without their execution.
   const executionIds = new Set(b.executions.map((e) => e.prompt_task_id));
   const cleared = new Set(stored);
@@ -260,7 +262,7 @@ const fastPath: Merge = async (driver, c, b, stored) => {
   await c.load(EXECUTION_SOURCES, b.sources, 'insert');
   await c.load(PRODUCT_CARDS, b.cards, 'insert');
   // A source that moved from another execution meets its key here: the safe path takes over.
-  return [];
+  return { units: [], recount: [] };
 };
 
 /**
@@ -284,29 +286,37 @@ async function updateKeepingTimes(
   return updated;
 }
 
-/** The units the stored rows of these sources belong to (a source upstream moved to another execution). */
-async function unitsOfSources(
+/**
+ * The stored executions the stored rows of these sources belong to, with their units (a source
+ * upstream moved to another execution leaves them: their aggregates and their count of sources
+ * change).
+ */
+async function ownersOfSources(
   driver: Driver,
   c: Connection,
   sourceIds: readonly number[],
-): Promise<RollupUnit[]> {
-  if (sourceIds.length === 0) return [];
-  const rows = await c.rows<{ task_id: number; date_time: string }>(
-    `SELECT DISTINCT e.task_id, e.date_time FROM geo.execution_sources s
+): Promise<{ units: RollupUnit[]; ids: number[] }> {
+  if (sourceIds.length === 0) return { units: [], ids: [] };
+  const rows = await c.rows<{ prompt_task_id: number; task_id: number; date_time: string }>(
+    `SELECT DISTINCT e.prompt_task_id, e.task_id, e.date_time FROM geo.execution_sources s
      JOIN geo.prompt_executions e ON e.prompt_task_id = s.prompt_task_id
      WHERE ${driver.inIds('s.source_id', 1)}`,
     [sourceIds],
   );
-  return rows.map((r) => ({ task_id: r.task_id, date: r.date_time }));
+  return {
+    units: distinctUnits(rows.map((r) => ({ task_id: Number(r.task_id), date: r.date_time }))),
+    ids: rows.map((r) => Number(r.prompt_task_id)),
+  };
 }
 
 const safePath: Merge = async (driver, c, b) => {
-  // Before the upsert moves them: the units the batch's sources belong to now.
-  const moved = await unitsOfSources(
+  // Before the upsert moves them: the executions (and units) the batch's sources belong to now.
+  const owners = await ownersOfSources(
     driver,
     c,
     b.sources.map((s) => s.source_id),
   );
+  const inBatch = new Set(b.executions.map((e) => e.prompt_task_id));
   // Executions whose times were not read: updated in place when stored (an update that finds
   // no row means nothing was stored, so there is nothing to keep and the row is upserted).
   const kept = new Set(b.timesKept);
@@ -325,7 +335,8 @@ const safePath: Merge = async (driver, c, b) => {
   await c.load(EXECUTION_RANKS, b.ranks, 'insert');
   await c.load(EXECUTION_SOURCES, b.sources, 'upsert');
   await c.load(PRODUCT_CARDS, b.cards, 'insert');
-  return moved;
+  // An execution of the batch counts its children from the batch; one a source left, from the tables.
+  return { units: owners.units, recount: owners.ids.filter((id) => !inBatch.has(id)) };
 };
 
 /** Fingerprints go in with their executions' rows, in the same transaction (small: VALUES). */
@@ -352,7 +363,8 @@ async function upsertFingerprints(
  * A few statements for all the units, not two or more per unit: on DuckDB a statement costs a
  * few milliseconds however little it does, and a group commit closes many small units at once
  * (a nightly run spent more on these statements, one per unit, than on its rows). A unit closed
- * twice in one call is closed in that order, each time alone (rounds): its second listing decides.
+ * twice in one call is closed in that order, each time alone (rounds): both listings apply, as two
+ * calls one after the other would apply them.
  */
 export async function closeUnits(
   driver: Driver,

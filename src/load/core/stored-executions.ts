@@ -44,22 +44,25 @@ export async function unitExecutions(
   );
   return byUnit(rows).get(task_id) ?? { ids: new Set(), complete: new Map() };
 }
+/** unitExecutions of the day's units of `taskIds` in one read; null above `max` executions. */
 export async function dayExecutions(
   driver: Driver,
   date: string,
+  taskIds: readonly number[],
   max: number,
 ): Promise<Map<number, StoredUnitExecutions> | null> {
   const rows = await driver.connection((c) =>
     c.rows<StoredExecutionRow>(
       `SELECT e.task_id, e.prompt_task_id, f.fingerprint, f.children_complete
          FROM geo.prompt_executions e LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
-         WHERE e.date_time = CAST($1 AS ${driver.types.date})
+         WHERE e.date_time = CAST($1 AS ${driver.types.date}) AND ${driver.inIds('e.task_id', 3)}
          LIMIT CAST($2 AS ${driver.types.bigint})`,
-      [date, max + 1],
+      [date, max + 1, [...taskIds]],
     ),
   );
   return rows.length > max ? null : byUnit(rows);
 }
+
 export async function storedUnits(
   driver: Driver,
   dates: readonly string[],

@@ -52,7 +52,6 @@ const REFRESH_READS: Readonly<Record<string, readonly string[]>> = {
   prompt_executions: ['prompt_task_id', 'task_id', 'date_time'],
   execution_ranks: ['prompt_task_id'],
   execution_sources: ['prompt_task_id'],
-  execution_screenshots: ['prompt_task_id'],
 };
 
 /** Pages a table grew since its statistics were taken before a refresh analyzes it first (1 MB). */

@@ -265,8 +265,12 @@ export class CoreWarehouse implements Warehouse {
   unitExecutions(task_id: number, date: string): Promise<StoredUnitExecutions> {
     return unitExecutions(this.driver, task_id, date);
   }
-  dayExecutions(date: string, max: number): Promise<Map<number, StoredUnitExecutions> | null> {
-    return dayExecutions(this.driver, date, max);
+  dayExecutions(
+    date: string,
+    taskIds: readonly number[],
+    max: number,
+  ): Promise<Map<number, StoredUnitExecutions> | null> {
+    return dayExecutions(this.driver, date, taskIds, max);
   }
   storedUnits(dates: readonly string[]): Promise<Map<string, StoredUnitCounts>> {
     return storedUnits(this.driver, dates);
