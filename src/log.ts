@@ -6,8 +6,9 @@
  * passwords are masked. Errors keep their evidence: class, code, message, stack, own context and
  * the whole cause chain, each scrubbed the same way.
  */
+import { createRequire } from 'node:module';
 import { pino, type Bindings, type ChildLoggerOptions, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type { build as prettyStream } from 'pino-pretty';
 import { scrubDeep, scrubSecrets } from './redact.ts';
 
 export { maskUrlPassword, registerSecret, scrubDeep, scrubSecrets } from './redact.ts';
@@ -32,12 +33,20 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+/**
+ * pino-pretty, loaded the first time a logger is pretty: a process that logs JSON (a service, a
+ * script, every test) does not pay for loading it.
+ */
+function pretty(): typeof prettyStream {
+  return (createRequire(import.meta.url)('pino-pretty') as { build: typeof prettyStream }).build;
+}
+
 export function createLogger(opts: LoggerOptions = {}): Logger {
   const dest = opts.destination ?? process.stderr;
   const isTty = Boolean((dest as { isTTY?: boolean }).isTTY);
   const usePretty = opts.format === 'pretty' || (opts.format !== 'json' && isTty);
   const stream = usePretty
-    ? pretty({ destination: dest, colorize: isTty, sync: true, translateTime: 'SYS:HH:MM:ss' })
+    ? pretty()({ destination: dest, colorize: isTty, sync: true, translateTime: 'SYS:HH:MM:ss' })
     : dest;
   const logger = pino(
     {

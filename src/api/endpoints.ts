@@ -5,22 +5,11 @@
  * endpoint the same way everywhere.
  */
 import { z } from 'zod';
+import { ALLOWED_AI_PLATFORMS } from './platforms.ts';
 import { Id, PageNumber, Ymd } from './schemas/common.ts';
 
-export const ALLOWED_AI_PLATFORMS = [
-  'deepseek',
-  'yuanbao',
-  'yuanbao_auto',
-  'kimi_back',
-  'wenxiaoyan',
-  'nami',
-  'doubao',
-  'baidu',
-  'baidu_without_search',
-  'baidu_default',
-  'ai_douyin',
-  'qwen',
-] as const;
+// In a module of its own: the CLI's help names them without loading the schemas.
+export { ALLOWED_AI_PLATFORMS } from './platforms.ts';
 
 /** Monitoring task status filter: -3 all (default), -2, -1, 0, 1, 2 (spec 2.2). */
 export const StatusFilter = z.union(

@@ -1,81 +1,12 @@
 /** `geo-sync whoami` and `geo-sync diagnose`. */
 import { Command } from 'commander';
-import { sleep } from '../abort.ts';
-import { isGeoApiError } from '../api/errors.ts';
-import type { SiteDiagnosis } from '../api/schemas/diagnosis.ts';
-import { createApi, openMigratedWarehouse, UsageError } from '../app.ts';
-import { toSiteDiagnosisRow } from '../transform/account.ts';
-import {
-  action,
-  configFrom,
-  loggerFor,
-  parseId,
-  parsePositiveInt,
-  withCommonOptions,
-  type CommonOpts,
-  stopSignal,
-} from './common.ts';
+import type { DiagnoseOpts } from './actions/account.ts';
+import { action, parseId, parsePositiveInt, withCommonOptions, type CommonOpts } from './common.ts';
 
 export function whoamiCommand(): Command {
   return withCommonOptions(new Command('whoami'))
     .description('print the account (auth/user) and its balance')
-    .action(
-      action(async (opts: CommonOpts) => {
-        const config = configFrom(opts);
-        const logger = loggerFor(config);
-        const api = createApi(config, logger, { signal: stopSignal(logger) });
-        try {
-          const [user, balance] = await Promise.all([api.client.user(), api.client.balance()]);
-          process.stdout.write(
-            [
-              `user:       ${user.name} <${user.email}> (id ${user.id}, uuid ${user.uuid})`,
-              `balance:    ${balance.amount}`,
-              `last login: ${user.last_login_time}`,
-              `created:    ${user.created_at}`,
-              user.block_reason ? `BLOCKED:    ${user.block_reason}` : '',
-            ]
-              .filter(Boolean)
-              .join('\n') + '\n',
-          );
-        } finally {
-          await api.close();
-        }
-      }),
-    );
-}
-
-function describeDiagnosis(d: SiteDiagnosis): string {
-  const parts = [`status ${d.status}`];
-  if (d.diagnosis_id !== null && d.diagnosis_id !== undefined) parts.push(`diagnosis_id ${d.diagnosis_id}`);
-  if (d.progress_percent !== null && d.progress_percent !== undefined) parts.push(`${d.progress_percent}%`);
-  if (d.current_step) parts.push(`step: ${d.current_step}`);
-  if (d.url) parts.push(`url ${d.url}`);
-  if (d.is_current_url === false) parts.push('(the project URL changed since: consider --force-refresh)');
-  if (d.result_ready) parts.push(`result ready, composite score ${d.result?.composite_score ?? 'n/a'}`);
-  if (d.status === 'failed')
-    parts.push(`error: ${typeof d.error === 'string' ? d.error : JSON.stringify(d.error ?? null)}`);
-  return parts.join(', ');
-}
-
-/** The spec's meanings of the diagnosis errors, for a person at a terminal. */
-function explainDiagnosisError(e: unknown, customerId: number): Error {
-  if (!isGeoApiError(e)) return e as Error;
-  switch (e.code) {
-    case 'FORBIDDEN':
-      return new Error(
-        `project ${customerId}: 403 forbidden: the account is blocked, or the key is not the project owner's or an administrator's (web sharing does not grant API permission)`,
-      );
-    case 'NOT_FOUND':
-      return new Error(
-        `project ${customerId}: 404: no such page project, or this key may not access it (use the page project ID, the number after /partner/)`,
-      );
-    case 'BAD_REQUEST':
-      return new Error(
-        `project ${customerId}: ${e.status ?? 422} refused by the server: ${e.serverMessage ?? e.message}`,
-      );
-    default:
-      return e;
-  }
+    .action(action(async (opts: CommonOpts) => (await import('./actions/account.ts')).whoami(opts)));
 }
 
 export function diagnoseCommand(): Command {
@@ -86,61 +17,5 @@ export function diagnoseCommand(): Command {
     .option('--wait', 'poll until result_ready or failed, then store the result', false)
     .option('--poll-seconds <n>', 'seconds between polls (the spec recommends 10)', parsePositiveInt, 10)
     .option('--timeout-minutes <n>', 'give up waiting after this long', parsePositiveInt, 60)
-    .action(
-      action(
-        async (
-          opts: CommonOpts & {
-            customer: number;
-            forceRefresh: boolean;
-            wait: boolean;
-            pollSeconds: number;
-            timeoutMinutes: number;
-          },
-        ) => {
-          const config = configFrom(opts);
-          const logger = loggerFor(config);
-          const signal = stopSignal(logger);
-          const api = createApi(config, logger, { signal });
-          const warehouse = await openMigratedWarehouse(config, logger, {
-            signal,
-            interruptible: true,
-          }).catch(async (e: unknown) => {
-            await api.close();
-            throw e;
-          });
-          try {
-            let d: SiteDiagnosis;
-            try {
-              const started = await api.client.startSiteDiagnosis({
-                project_id: opts.customer,
-                ...(opts.forceRefresh ? { force_refresh: true } : {}),
-              });
-              d = started.diagnosis;
-              process.stdout.write(
-                `${started.httpStatus === 202 || d.created ? 'new diagnosis created' : 'existing diagnosis reused'}: ${describeDiagnosis(d)}\n`,
-              );
-              const deadline = Date.now() + opts.timeoutMinutes * 60_000;
-              while (opts.wait && !d.result_ready && d.status !== 'failed') {
-                if (Date.now() > deadline)
-                  throw new UsageError(
-                    `gave up waiting after ${opts.timeoutMinutes} minutes; run again with --wait to keep polling`,
-                  );
-                await sleep(opts.pollSeconds * 1000, signal);
-                d = await api.client.getSiteDiagnosis({ project_id: opts.customer });
-                process.stdout.write(`  ${new Date().toISOString()} ${describeDiagnosis(d)}\n`);
-              }
-            } catch (e) {
-              throw explainDiagnosisError(e, opts.customer);
-            }
-            const row = toSiteDiagnosisRow(opts.customer, d, new Date());
-            if (row) await warehouse.upsertSiteDiagnoses([row]);
-            process.stdout.write(`stored in geo.site_diagnoses (${warehouse.description})\n`);
-            return d.status === 'failed' ? 1 : 0;
-          } finally {
-            await warehouse.close();
-            await api.close();
-          }
-        },
-      ),
-    );
+    .action(action(async (opts: DiagnoseOpts) => (await import('./actions/account.ts')).diagnose(opts)));
 }

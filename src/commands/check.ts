@@ -3,26 +3,8 @@
  * when all pass, 3 otherwise.
  */
 import { Command } from 'commander';
-import { formatCheckResults, runChecks } from '../quality/checks.ts';
-import { EXIT } from '../sync/exit-codes.ts';
-import {
-  action,
-  configFrom,
-  loggerFor,
-  openStoppableWarehouse,
-  parseDay,
-  parsePositiveInt,
-  weekRange,
-  withCommonOptions,
-  type CommonOpts,
-} from './common.ts';
-
-interface CheckOpts extends CommonOpts {
-  from?: string;
-  to?: string;
-  json: boolean;
-  maxAgeHours?: number;
-}
+import type { CheckOpts } from './actions/check.ts';
+import { action, parseDay, parsePositiveInt, withCommonOptions } from './common.ts';
 
 export function checkCommand(): Command {
   return withCommonOptions(new Command('check'))
@@ -37,27 +19,5 @@ export function checkCommand(): Command {
       parsePositiveInt,
     )
     .option('--json', 'one JSON object per check', false)
-    .action(
-      action(async (opts: CheckOpts) => {
-        const { from, to } = weekRange(opts);
-        const config = configFrom(opts);
-        const warehouse = await openStoppableWarehouse(config, loggerFor(config));
-        try {
-          const results = await runChecks(warehouse, {
-            from,
-            to,
-            ...(opts.maxAgeHours !== undefined ? { maxAgeHours: opts.maxAgeHours } : {}),
-          });
-          if (opts.json) {
-            for (const r of results) process.stdout.write(JSON.stringify({ from, to, ...r }) + '\n');
-          } else {
-            process.stdout.write(`checks of ${warehouse.description}, ${from} .. ${to}:\n`);
-            process.stdout.write(formatCheckResults(results) + '\n');
-          }
-          return results.every((r) => r.passed) ? EXIT.success : EXIT.partial;
-        } finally {
-          await warehouse.close();
-        }
-      }),
-    );
+    .action(action(async (opts: CheckOpts) => (await import('./actions/check.ts')).check(opts)));
 }

@@ -1,22 +1,18 @@
-/** What every command shares: global options, config loading, errors to exit codes. */
+/**
+ * What every command's definition shares: global options, value parsers, the action wrapper and
+ * the process's stop. Light on purpose: the CLI loads it (with commander) for every command and
+ * for --help; what a command does lives in actions/, loaded when that command runs.
+ */
 import { setMaxListeners } from 'node:events';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from 'pino';
-import { InterruptedError, isInterruption } from '../abort.ts';
-import { isCalendarDay } from '../api/schemas/common.ts';
-import { UsageError, openMigratedWarehouse, registerConfigSecrets } from '../app.ts';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { outOfMemoryError } from '../load/duckdb/out-of-memory.ts';
-import { WarehouseLockedError } from '../load/errors.ts';
-import type { Warehouse } from '../load/warehouse.ts';
-import { createLogger, scrubSecrets } from '../log.ts';
+import { InterruptedError } from '../abort.ts';
+import { UsageError } from '../errors.ts';
 import { EXIT } from '../sync/exit-codes.ts';
-import { ExportDirLockedError } from '../export/lock.ts';
-import { LockHeldError } from '../sync/lock.ts';
-import { addDays, shanghaiDay, shanghaiYesterday } from '../time.ts';
+import { addDays, isStoredDay, shanghaiDay, shanghaiYesterday } from '../time.ts';
 
 export function parseDay(value: string): string {
-  if (!isCalendarDay(value)) throw new InvalidArgumentError(`expected a day as YYYY-MM-DD, got "${value}"`);
+  if (!isStoredDay(value)) throw new InvalidArgumentError(`expected a day as YYYY-MM-DD, got "${value}"`);
   return value;
 }
 
@@ -125,110 +121,6 @@ export interface CommonOpts {
   logFormat?: string;
 }
 
-/** The flag behind each config key a command may set, so a problem names the flag given. */
-const FLAG_OF_KEY: Readonly<Record<string, string>> = {
-  baseUrl: '--base-url',
-  warehouse: '--warehouse',
-  concurrency: '--concurrency',
-  requestsPerSecond: '--requests-per-second',
-  logLevel: '--log-level',
-  logFormat: '--log-format',
-  customers: '--customer',
-  schedule: '--cron',
-  lookbackDays: '--lookback-days',
-};
-
-export function configFrom(opts: CommonOpts, extra: Record<string, unknown> = {}): Config {
-  const config = loadConfig({
-    file: opts.config,
-    overrideFlags: FLAG_OF_KEY,
-    overrides: {
-      baseUrl: opts.baseUrl,
-      warehouse: opts.warehouse,
-      concurrency: opts.concurrency,
-      requestsPerSecond: opts.requestsPerSecond,
-      logLevel: opts.logLevel,
-      logFormat: opts.logFormat,
-      ...extra,
-    },
-  });
-  registerConfigSecrets(config);
-  return config;
-}
-
-export function loggerFor(config: Config): Logger {
-  return createLogger({ level: config.logLevel, format: config.logFormat });
-}
-
-/**
- * The warehouse of a command that stops outright on a signal (every command but a run): opened
- * and migrated under the process's stop, which ends the open's waits and interrupts the statement
- * in flight (openMigratedWarehouse's `interruptible`).
- */
-export function openStoppableWarehouse(config: Config, logger: Logger): Promise<Warehouse> {
-  return openMigratedWarehouse(config, logger, { signal: stopSignal(logger), interruptible: true });
-}
-
-/**
- * A metrics server that cannot listen, as bad usage (exit 2: the process's own setting, which a
- * restart does not change): an address this machine does not have names --metrics-host, anything
- * else (the port in use, a port below 1024 without the right) --metrics-port.
- */
-export function metricsListenError(e: unknown, port: number, host: string): UsageError {
-  const code = (e as { code?: unknown } | null)?.code;
-  const why = e instanceof Error ? e.message : String(e);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-    return new UsageError(
-      `--metrics-host ${host} (--metrics-port ${port}): cannot listen there (${why}); give an address of this machine, or 0.0.0.0 for all of them`,
-    );
-  return new UsageError(`--metrics-port ${port}: cannot listen on ${host} (${why}); choose another port`);
-}
-
-/** Turns any error into one clear message and the exit code that tells its kind. */
-export function exitOnError(e: unknown, command?: Command): never {
-  if (isInterruption(e)) {
-    // Stopped on purpose (SIGINT/SIGTERM): whatever was waiting ended with the signal's reason.
-    process.stderr.write(`${e instanceof Error ? e.message : 'interrupted'}\n`);
-    process.exit(EXIT.interrupted);
-  }
-  if (e instanceof ConfigError) {
-    for (const p of e.problems) process.stderr.write(`config: ${p}\n`);
-    process.exit(EXIT.usage);
-  }
-  if (e instanceof UsageError || e instanceof InvalidArgumentError) {
-    process.stderr.write(`error: ${scrubSecrets(e.message)}\n`);
-    process.exit(EXIT.usage);
-  }
-  if (e instanceof LockHeldError) {
-    process.stderr.write(`${e.message}\n`);
-    process.exit(EXIT.locked);
-  }
-  if (e instanceof ExportDirLockedError) {
-    process.stderr.write(`${e.message}\n`);
-    process.exit(EXIT.locked);
-  }
-  if (e instanceof WarehouseLockedError) {
-    // A DuckDB file is open in another process: the same situation as a held lock.
-    process.stderr.write(
-      `another process has the warehouse open${e.holder ? `: ${e.holder}` : ''} ` +
-        // Only sync and backfill can wait; export, report, state... are simply run again later.
-        (command?.options.some((o) => o.long === '--wait-for-lock')
-          ? '(use --wait-for-lock to wait)\n'
-          : '(run it again once that process is done)\n'),
-    );
-    process.exit(EXIT.locked);
-  }
-  // DuckDB out of its buffer pool, wherever it was wrapped: the one line naming the setting.
-  const outOfMemory = outOfMemoryError(e);
-  if (outOfMemory) {
-    process.stderr.write(`error: ${outOfMemory.message}\n`);
-    process.exit(EXIT.failure);
-  }
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`error: ${scrubSecrets(message)}\n`);
-  process.exit(EXIT.failure);
-}
-
 /**
  * The process's stop: SIGINT and SIGTERM, handled here alone for every command (action() installs
  * the handlers before the command runs, so a signal at any moment is a clean stop). The first
@@ -286,6 +178,15 @@ export function stopSignal(logger?: Logger): AbortSignal {
   return stop.controller.signal;
 }
 
+/**
+ * Exits with the error's message and code (exit.ts), loaded on a failure only: it knows every
+ * error's class, and so most of the program.
+ */
+async function exitOnError(e: unknown, command?: Command): Promise<never> {
+  const exit = await import('./exit.ts');
+  return exit.exitOnError(e, command);
+}
+
 export interface ActionOptions {
   /**
    * The command's own exit code stands after a stop (`schedule`: 0 when stopped between runs).
@@ -312,14 +213,14 @@ export function action<A extends unknown[]>(
     } catch (e) {
       stop.settled = true;
       // Whatever the stop made fail (an interrupted statement, a cancelled query) is the stop.
-      if (signal.aborted) exitOnError(signal.reason);
+      if (signal.aborted) return exitOnError(signal.reason);
       // commander hands the command itself to an action as its last argument.
       const command = args.at(-1);
-      exitOnError(e, command instanceof Command ? command : undefined);
+      return exitOnError(e, command instanceof Command ? command : undefined);
     }
     stop.settled = true;
     if (signal.aborted) {
-      if (!opts.ownStopCode) exitOnError(signal.reason);
+      if (!opts.ownStopCode) return exitOnError(signal.reason);
       // Exited now: what the stop left behind (a connection still being opened) is not waited for.
       process.exit(code);
     }

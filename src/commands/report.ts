@@ -1,48 +1,7 @@
 /** `geo-sync report`: an offline HTML report with charts, from either warehouse. */
-import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
-import {
-  action,
-  collectIds,
-  configFrom,
-  loggerFor,
-  openStoppableWarehouse,
-  parseDay,
-  withCommonOptions,
-  type CommonOpts,
-  checkDayOrder,
-  stopSignal,
-} from './common.ts';
-
-interface ReportOpts extends CommonOpts {
-  out: string;
-  from?: string;
-  to?: string;
-  customer?: number[];
-}
-
-/**
- * Writes `text` beside `path` and renames it into place: whoever opens the report (a browser, a
- * mail, a shared drive's sync) sees the previous file or the new one whole, never a truncated
- * one, and a write that fails (disk full, killed) leaves the previous file as it was. Stopped
- * (`signal`) before the rename, it removes what it wrote and leaves the previous file too.
- */
-export async function writeAside(path: string, text: string, signal?: AbortSignal): Promise<void> {
-  const aside = join(
-    dirname(path),
-    `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
-  try {
-    await writeFile(aside, text, signal ? { signal } : {});
-    signal?.throwIfAborted();
-    await rename(aside, path);
-  } catch (e) {
-    await rm(aside, { force: true });
-    throw e;
-  }
-}
+import type { ReportOpts } from './actions/report.ts';
+import { action, collectIds, parseDay, withCommonOptions } from './common.ts';
 
 export function reportCommand(): Command {
   return withCommonOptions(new Command('report'))
@@ -56,25 +15,5 @@ export function reportCommand(): Command {
     .option('--from <day>', 'first day (YYYY-MM-DD)', parseDay)
     .option('--to <day>', 'last day (YYYY-MM-DD)', parseDay)
     .option('--customer <id>', 'page project ID (customer_id); repeatable or comma-separated', collectIds)
-    .action(
-      action(async (opts: ReportOpts) => {
-        checkDayOrder(opts.from, opts.to);
-        const config = configFrom(opts);
-        const logger = loggerFor(config);
-        const signal = stopSignal(logger);
-        const warehouse = await openStoppableWarehouse(config, logger);
-        let html: string;
-        try {
-          // Loaded here, not at start-up: vega is large and only this command needs it.
-          const { buildReport } = await import('../report/index.ts');
-          html = await buildReport(warehouse, { from: opts.from, to: opts.to, customers: opts.customer });
-        } finally {
-          await warehouse.close();
-        }
-        const out = resolve(opts.out);
-        await mkdir(dirname(out), { recursive: true });
-        await writeAside(out, html, signal);
-        process.stdout.write(`report written to ${out} (${Math.round(html.length / 1024)} KB)\n`);
-      }),
-    );
+    .action(action(async (opts: ReportOpts) => (await import('./actions/report.ts')).report(opts)));
 }

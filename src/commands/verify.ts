@@ -5,37 +5,8 @@
  * where this finds nothing night after night.
  */
 import { Command } from 'commander';
-import { createApi, UsageError } from '../app.ts';
-import { EXIT } from '../sync/exit-codes.ts';
-import { formatVerify, verifyPassed, verifyExecutions } from '../sync/verify.ts';
-import {
-  action,
-  configFrom,
-  loggerFor,
-  openStoppableWarehouse,
-  parseDay,
-  parsePositiveInt,
-  withCommonOptions,
-  type CommonOpts,
-  stopSignal,
-  checkDayOrder,
-} from './common.ts';
-
-interface VerifyOpts extends CommonOpts {
-  date?: string;
-  from?: string;
-  to?: string;
-  sample: number;
-}
-
-function rangeOf(opts: VerifyOpts): { from: string; to: string } | undefined {
-  if (opts.date && (opts.from || opts.to)) throw new UsageError('--date: give either --date or --from/--to');
-  if (opts.date) return { from: opts.date, to: opts.date };
-  if (!opts.from && !opts.to) return undefined;
-  if (!opts.from || !opts.to) throw new UsageError('--from and --to go together (or use --date)');
-  checkDayOrder(opts.from, opts.to);
-  return { from: opts.from, to: opts.to };
-}
+import type { VerifyOpts } from './actions/verify.ts';
+import { action, parseDay, parsePositiveInt, withCommonOptions } from './common.ts';
 
 export function verifyCommand(): Command {
   return withCommonOptions(new Command('verify'))
@@ -46,32 +17,5 @@ export function verifyCommand(): Command {
     .option('--from <YYYY-MM-DD>', 'first day', parseDay)
     .option('--to <YYYY-MM-DD>', 'last day (inclusive)', parseDay)
     .option('--sample <n>', 'executions to re-read', parsePositiveInt, 50)
-    .action(
-      action(async (opts: VerifyOpts) => {
-        const range = rangeOf(opts);
-        const config = configFrom(opts);
-        const logger = loggerFor(config);
-        const signal = stopSignal(logger);
-        const api = createApi(config, logger, { signal });
-        try {
-          const warehouse = await openStoppableWarehouse(config, logger);
-          try {
-            const result = await verifyExecutions(api.port, warehouse, {
-              sample: opts.sample,
-              ...(range ? { range } : {}),
-              legacySources: config.enrich.legacySources,
-              executionTimes: config.enrich.executionTimes,
-            });
-            // Stopped: the reads the stop cut short are no verdict on the warehouse; none printed.
-            signal.throwIfAborted();
-            process.stdout.write(formatVerify(result) + '\n');
-            return verifyPassed(result) ? EXIT.success : EXIT.partial;
-          } finally {
-            await warehouse.close();
-          }
-        } finally {
-          await api.close();
-        }
-      }),
-    );
+    .action(action(async (opts: VerifyOpts) => (await import('./actions/verify.ts')).verify(opts)));
 }

@@ -8,7 +8,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { quotedString } from '@duckdb/node-api';
+import { quotedString } from '../load/duckdb/node-api.ts';
 import { lockedError } from '../load/duckdb/database.ts';
 import type { DataTable } from '../load/warehouse.ts';
 import { copySql, dayFileName, extension, guardFormulas, textColumns, type Engine } from './engine.ts';

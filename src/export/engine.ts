@@ -11,7 +11,7 @@ import {
   quotedString,
   type DuckDBConnection,
   type DuckDBValue,
-} from '@duckdb/node-api';
+} from '../load/duckdb/node-api.ts';
 import { DEFAULT_MEMORY_LIMIT, type DuckDBSettings } from '../load/duckdb/database.ts';
 import { namingMemoryLimit } from '../load/duckdb/out-of-memory.ts';
 import { sizeInBytes } from '../load/duckdb/size.ts';

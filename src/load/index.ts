@@ -6,9 +6,7 @@ import type { Logger } from 'pino';
 import { registerSecret, silentLogger } from '../log.ts';
 import { CoreWarehouse } from './core/warehouse.ts';
 import type { Driver } from './core/driver.ts';
-import { removeDatabaseFiles, type DuckDBSettings } from './duckdb/database.ts';
-import { DuckDBDriver } from './duckdb/driver.ts';
-import { PostgresDriver } from './postgres/driver.ts';
+import type { DuckDBSettings } from './duckdb/database.ts';
 import { UsageError } from '../errors.ts';
 import { parseWarehouseTarget } from './target.ts';
 import type { Warehouse } from './warehouse.ts';
@@ -70,6 +68,7 @@ export interface OpenWarehouseOptions {
 export async function removeDuckDBWarehouse(target: string): Promise<boolean> {
   const t = parseWarehouseTarget(target);
   if (t.dialect !== 'duckdb') return false;
+  const { removeDatabaseFiles } = await import('./duckdb/database.ts');
   await removeDatabaseFiles(t.path);
   return true;
 }
@@ -82,7 +81,10 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
   const t = parseWarehouseTarget(target);
   const logger = opts.logger ?? silentLogger;
   let driver: Driver;
+  // Each driver is loaded when its dialect is opened: a PostgreSQL warehouse needs no DuckDB
+  // native library loaded, a DuckDB one no pg.
   if (t.dialect === 'duckdb') {
+    const { DuckDBDriver } = await import('./duckdb/driver.ts');
     driver = await DuckDBDriver.open({
       path: t.path,
       ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
@@ -103,6 +105,7 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
       registerSecret(l.password);
       lockUrl = l.url;
     }
+    const { PostgresDriver } = await import('./postgres/driver.ts');
     driver = await PostgresDriver.open({
       url: t.url,
       description: t.description,

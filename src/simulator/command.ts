@@ -6,7 +6,7 @@
 import type { CommanderError } from 'commander';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { FaultOptions, SimulatorOptions } from './index.ts';
-import { MAX_EXECUTIONS_PER_DAY, startSimulator } from './index.ts';
+import { MAX_EXECUTIONS_PER_DAY } from './limits.ts';
 
 /** Exit code of a usage error (bad flag or value). */
 export const USAGE_EXIT_CODE = 2;
@@ -136,6 +136,8 @@ export function simulateCommand(): Command {
       process.exit(USAGE_EXIT_CODE);
     })
     .action(async (flags: SimulateFlags) => {
+      // Loaded when it runs: the rest of the CLI never loads the simulator.
+      const { startSimulator } = await import('./index.ts');
       const sim = await startSimulator(toSimulatorOptions(flags));
       process.stdout.write(`listening on ${sim.url}\n`);
       await new Promise<void>((resolve) => {

@@ -11,6 +11,7 @@ import type { SimulatorStats } from './stats.ts';
 import { Stats } from './stats.ts';
 import type { World } from './world-types.ts';
 import { SimWorld } from './world.ts';
+import { MAX_EXECUTIONS_PER_DAY } from './limits.ts';
 
 export type { FaultOptions } from './faults.ts';
 export type { SimulatorStats } from './stats.ts';
@@ -73,7 +74,7 @@ export interface RunningSimulator {
 
 export const DEFAULT_API_KEY = 'sim-key';
 export const DEFAULT_LOGIN = { email: 'demo@geo-sync.local', password: 'demo-password' } as const;
-export const MAX_EXECUTIONS_PER_DAY = 1_000_000;
+export { MAX_EXECUTIONS_PER_DAY };
 
 function check(ok: boolean, message: string): void {
   if (!ok) throw new RangeError(`simulator: ${message}`);

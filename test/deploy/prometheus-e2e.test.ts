@@ -28,13 +28,15 @@ describe.skipIf(!bin)('a real Prometheus scraping schedule --metrics-port', () =
     // above the rules' 5%, and every request still succeeds on a retry.
     // Answers slow enough that the run outlasts Prometheus's first scrapes (every 1 s) by far,
     // even on a loaded machine: its counters are seen at 0 before the run, as on a scheduler that
-    // waits for its nightly tick (rate() and increase() need a sample from before the run). At
-    // 40 ms the run (about 80 requests, 4 at once) could end before the first scrape.
+    // waits for its nightly tick (rate() and increase() need a sample from before the run). The
+    // run is about 230 requests over 104 units (2 days of 52 platform tasks), mostly one after
+    // another once the 429s have lowered its concurrency: ~20 s at 100 ms an answer (~50 s at
+    // 250 ms, which proved nothing more). At 40 ms (~4 s) it could end before the first scrape.
     sim = await startSimulator({
       seed: 7,
       days: 2,
       executionsPerDay: 8,
-      faults: { rateLimitEvery: 6, retryAfterSeconds: 0, latencyMs: 250 },
+      faults: { rateLimitEvery: 6, retryAfterSeconds: 0, latencyMs: 100 },
     });
     const port = await freePort();
     scrapeUrl = `http://127.0.0.1:${port}/metrics`;

@@ -95,7 +95,15 @@ function currentRun(): number {
   return inject('geoTestRun') ?? process.pid;
 }
 
-/** Creates an empty database; drop() removes it (terminating any connection left open). */
+/**
+ * Creates an empty database; drop() removes it (terminating any connection left open).
+ *
+ * Its sessions commit without waiting for the WAL to reach the disk (synchronous_commit off, for
+ * this database only): a commit is visible to every other session at once as before, and what a
+ * killed client process committed stays committed; only a crash of the server itself could lose
+ * the last commits, which no test does. The tests commit thousands of small transactions (a unit
+ * each), and the flush of each was most of a PostgreSQL test's time on a disk that syncs slowly.
+ */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `${runDatabasePrefix(currentRun())}${randomBytes(6).toString('hex')}`;
   // Identifiers cannot be parameters: `name` is built from digits and hex digits only. The
@@ -103,6 +111,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin(async (c) => {
     await c.query(`CREATE DATABASE ${name}`);
     await c.query(`COMMENT ON DATABASE ${name} IS '${madeBy()}'`);
+    await c.query(`ALTER DATABASE ${name} SET synchronous_commit = off`);
   });
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${name}`;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../src/abort.ts';
-import { writeAside } from '../../src/commands/report.ts';
+import { writeAside } from '../../src/commands/actions/report.ts';
 
 describe('writeAside', () => {
   let dir: string | undefined;

@@ -13,7 +13,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DuckDBInstance, quotedString, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, quotedString, type DuckDBConnection } from './node-api.ts';
 import { WarehouseLockedError } from '../errors.ts';
 import { Mutex } from '../mutex.ts';
 import { LockFile } from './lock-file.ts';

@@ -35,7 +35,7 @@ import {
   type DuckDBTimestampTZValue,
   type DuckDBType,
   type DuckDBValue,
-} from '@duckdb/node-api';
+} from './node-api.ts';
 import type { Json } from '../../transform/rows.ts';
 import type { ColumnKind, TableSpec } from '../tables.ts';
 import { jsonText } from '../values.ts';

@@ -5,7 +5,7 @@
  * (plain inserts straight into the geo table, direct.ts; upserts through a staging table,
  * staging.ts); a lock file for the no-overlap lock (lock-file.ts).
  */
-import { timestampTZValue, type DuckDBTimestampTZValue } from '@duckdb/node-api';
+import { timestampTZValue, type DuckDBTimestampTZValue } from './node-api.ts';
 import type { Json } from '../../transform/rows.ts';
 import { DIALECT_SQL } from '../dialect-sql.ts';
 import type { Connection, Driver, LoadMode, Param } from '../core/driver.ts';

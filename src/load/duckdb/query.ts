@@ -1,5 +1,5 @@
 /** Report queries, DuckDB: one read-only statement (SELECT, EXPLAIN); `$1`-style parameters. */
-import { StatementType } from '@duckdb/node-api';
+import { StatementType } from './node-api.ts';
 import type { Json } from '../../transform/rows.ts';
 import type { Session } from './session.ts';
 import { readRows, toParameter } from './values.ts';

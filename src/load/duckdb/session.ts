@@ -12,7 +12,7 @@ import {
   type DuckDBConnection,
   type DuckDBType,
   type DuckDBValue,
-} from '@duckdb/node-api';
+} from './node-api.ts';
 import { abortReason } from '../../abort.ts';
 import type { Param } from '../core/driver.ts';
 import type { SharedDatabase } from './database.ts';

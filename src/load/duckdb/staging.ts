@@ -19,7 +19,7 @@ import {
   type DuckDBConnection,
   type DuckDBType,
   type DuckDBValue,
-} from '@duckdb/node-api';
+} from './node-api.ts';
 import type { Json } from '../../transform/rows.ts';
 import { ident, type AnyTableSpec, type ColumnKind, type TableSpec } from '../tables.ts';
 import { jsonText } from '../values.ts';

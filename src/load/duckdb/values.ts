@@ -13,7 +13,7 @@ import {
   type DuckDBValue,
   type DuckDBValueConverter,
   type JS,
-} from '@duckdb/node-api';
+} from './node-api.ts';
 import { createRequire } from 'node:module';
 import { TextDecoder } from 'node:util';
 import type { Json } from '../../transform/rows.ts';
