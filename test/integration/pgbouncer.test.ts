@@ -231,7 +231,7 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
       p.child.kill('SIGTERM');
       const r = await p.done;
       expect(r.code, r.stderr.slice(-3000)).toBe(0);
-      expect(r.stderr).toMatch(/"passed":7,"failed":0/);
+      expect(r.stderr).toMatch(/"passed":8,"failed":0/);
       const [run] = await sql<{ status: string }>(
         db[mode],
         `SELECT status FROM geo.sync_runs WHERE kind = 'schedule' ORDER BY started_at DESC LIMIT 1`,
