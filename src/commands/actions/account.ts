@@ -6,13 +6,11 @@ import { createApi, openMigratedWarehouse, UsageError } from '../../app.ts';
 import { toSiteDiagnosisRow } from '../../transform/account.ts';
 import { type CommonOpts, stopSignal } from '../common.ts';
 import { configFrom, loggerFor } from './common.ts';
+import { withApi } from './with-api.ts';
 
 /** `whoami`. */
 export async function whoami(opts: CommonOpts): Promise<void> {
-  const config = configFrom(opts);
-  const logger = loggerFor(config);
-  const api = createApi(config, logger, { signal: stopSignal(logger) });
-  try {
+  await withApi(opts, async (api) => {
     const [user, balance] = await Promise.all([api.client.user(), api.client.balance()]);
     process.stdout.write(
       [
@@ -25,9 +23,7 @@ export async function whoami(opts: CommonOpts): Promise<void> {
         .filter(Boolean)
         .join('\n') + '\n',
     );
-  } finally {
-    await api.close();
-  }
+  });
 }
 
 function describeDiagnosis(d: SiteDiagnosis): string {

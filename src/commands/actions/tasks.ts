@@ -6,9 +6,9 @@
 import type { z } from 'zod';
 import { isGeoApiError } from '../../api/errors.ts';
 import { Params } from '../../api/endpoints.ts';
-import { createApi, UsageError } from '../../app.ts';
-import { stopSignal, type CommonOpts } from '../common.ts';
-import { configFrom, loggerFor } from './common.ts';
+import { UsageError } from '../../errors.ts';
+import type { CommonOpts } from '../common.ts';
+import { withApi } from './with-api.ts';
 
 /** API field -> the flag a person typed, so a refusal names what to fix. */
 const FLAG_OF: Record<string, string> = {
@@ -74,10 +74,7 @@ export type EditOpts = CommonOpts & TaskFields & { numberId: number };
 
 /** `tasks list`. */
 export async function list(opts: ListOpts): Promise<void> {
-  const config = configFrom(opts);
-  const logger = loggerFor(config);
-  const api = createApi(config, logger, { signal: stopSignal(logger) });
-  try {
+  await withApi(opts, async (api) => {
     const params = check(Params.legacyProjectList, {
       ...(opts.customer !== undefined ? { my_project_id: opts.customer } : {}),
       ...(opts.status !== undefined ? { status: opts.status } : {}),
@@ -92,50 +89,33 @@ export async function list(opts: ListOpts): Promise<void> {
         );
     }
     if (!opts.json) process.stdout.write(`${n} monitoring task(s)\n`);
-  } finally {
-    await api.close();
-  }
+  });
 }
 
 /** `tasks show`. */
 export async function show(opts: ShowOpts): Promise<void> {
-  const config = configFrom(opts);
-  const logger = loggerFor(config);
-  const api = createApi(config, logger, { signal: stopSignal(logger) });
-  try {
+  await withApi(opts, async (api) => {
     const d = await api.client.legacyProjectDetail({ number_id: opts.numberId }).catch(serverRefusal);
     process.stdout.write(JSON.stringify(d, null, 2) + '\n');
-  } finally {
-    await api.close();
-  }
+  });
 }
 
 /** `tasks create`. */
 export async function create(opts: CreateOpts): Promise<void> {
   const body = check(Params.legacyCreate, { brand: opts.brand, ...bodyOf(opts) });
-  const config = configFrom(opts);
-  const logger = loggerFor(config);
-  const api = createApi(config, logger, { signal: stopSignal(logger) });
-  try {
+  await withApi(opts, async (api) => {
     const created = await api.client.legacyProjectCreate(body).catch(serverRefusal);
     process.stdout.write(
       `created monitoring task number_id ${created.number_id}; platform tasks (task_id): ${created.project_ids.join(', ')}\n`,
     );
-  } finally {
-    await api.close();
-  }
+  });
 }
 
 /** `tasks edit`. */
 export async function edit(opts: EditOpts): Promise<void> {
   const body = check(Params.legacyEdit, { number_id: opts.numberId, ...bodyOf(opts) });
-  const config = configFrom(opts);
-  const logger = loggerFor(config);
-  const api = createApi(config, logger, { signal: stopSignal(logger) });
-  try {
+  await withApi(opts, async (api) => {
     const message = await api.client.legacyProjectEdit(body).catch(serverRefusal);
     process.stdout.write(`edited monitoring task ${opts.numberId}${message ? `: ${String(message)}` : ''}\n`);
-  } finally {
-    await api.close();
-  }
+  });
 }
