@@ -33,6 +33,13 @@ export function insertSelectSql<R>(
   );
 }
 
+/** `rowCount` VALUES tuples of the spec's columns, one CAST($n AS type) per value, numbered from $1. */
+function valuesTuples<R>(driver: Pick<Driver, 'types'>, spec: TableSpec<R>, rowCount: number): string {
+  let n = 0;
+  const tuple = () => `(${spec.columns.map((c) => `CAST($${++n} AS ${driver.types[c.kind]})`).join(', ')})`;
+  return Array.from({ length: rowCount }, tuple).join(', ');
+}
+
 /** Multi-row VALUES, one CAST($n AS type) per value [upserting]. */
 export function insertValuesSql<R>(
   driver: Pick<Driver, 'types'>,
@@ -40,9 +47,7 @@ export function insertValuesSql<R>(
   rowCount: number,
   upsert: boolean,
 ): string {
-  let n = 0;
-  const tuple = () => `(${spec.columns.map((c) => `CAST($${++n} AS ${driver.types[c.kind]})`).join(', ')})`;
-  const tuples = Array.from({ length: rowCount }, tuple).join(', ');
+  const tuples = valuesTuples(driver, spec, rowCount);
   return (
     `INSERT INTO ${qualified(spec)} (${columnList(spec)}) VALUES ${tuples}` +
     (upsert ? onConflictUpdate(spec) : '')
@@ -71,9 +76,7 @@ export function updateValuesSql<R>(
   spec: TableSpec<R>,
   rowCount: number,
 ): string {
-  let n = 0;
-  const tuple = () => `(${spec.columns.map((c) => `CAST($${++n} AS ${driver.types[c.kind]})`).join(', ')})`;
-  const tuples = Array.from({ length: rowCount }, tuple).join(', ');
+  const tuples = valuesTuples(driver, spec, rowCount);
   const set = nonKeyColumns(spec).map((c) => `${ident(c.name)} = v.${ident(c.name)}`);
   if (spec.synced) set.push('synced_at = now()');
   const where = spec.key.map((k) => `${qualified(spec)}.${ident(k)} = v.${ident(k)}`).join(' AND ');

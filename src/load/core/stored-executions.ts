@@ -28,39 +28,47 @@ function byUnit(rows: readonly StoredExecutionRow[]): Map<number, StoredUnitExec
   return out;
 }
 
+/**
+ * The stored executions of the units of `date` and `taskIds`, by platform task; null when there
+ * are more than `max` (none is read past it).
+ */
+async function storedOf(
+  driver: Driver,
+  date: string,
+  taskIds: readonly number[],
+  max?: number,
+): Promise<Map<number, StoredUnitExecutions> | null> {
+  const limit = max === undefined ? '' : `LIMIT CAST($3 AS ${driver.types.bigint})`;
+  const rows = await driver.connection((c) =>
+    c.rows<StoredExecutionRow>(
+      `SELECT e.task_id, e.prompt_task_id, f.fingerprint, f.children_complete
+         FROM geo.prompt_executions e LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
+         WHERE e.date_time = CAST($1 AS ${driver.types.date}) AND ${driver.inIds('e.task_id', 2)}
+         ${limit}`,
+      max === undefined ? [date, [...taskIds]] : [date, [...taskIds], max + 1],
+    ),
+  );
+  return max !== undefined && rows.length > max ? null : byUnit(rows);
+}
+
+/** One unit's stored executions. */
 export async function unitExecutions(
   driver: Driver,
   task_id: number,
   date: string,
 ): Promise<StoredUnitExecutions> {
-  const rows = await driver.connection((c) =>
-    c.rows<StoredExecutionRow>(
-      `SELECT e.task_id, e.prompt_task_id, f.fingerprint, f.children_complete
-         FROM geo.prompt_executions e LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
-         WHERE e.task_id = CAST($1 AS ${driver.types.bigint})
-           AND e.date_time = CAST($2 AS ${driver.types.date})`,
-      [task_id, date],
-    ),
-  );
-  return byUnit(rows).get(task_id) ?? { ids: new Set(), complete: new Map() };
+  const units = await storedOf(driver, date, [task_id]);
+  return units?.get(task_id) ?? { ids: new Set(), complete: new Map() };
 }
+
 /** unitExecutions of the day's units of `taskIds` in one read; null above `max` executions. */
-export async function dayExecutions(
+export function dayExecutions(
   driver: Driver,
   date: string,
   taskIds: readonly number[],
   max: number,
 ): Promise<Map<number, StoredUnitExecutions> | null> {
-  const rows = await driver.connection((c) =>
-    c.rows<StoredExecutionRow>(
-      `SELECT e.task_id, e.prompt_task_id, f.fingerprint, f.children_complete
-         FROM geo.prompt_executions e LEFT JOIN geo.execution_fingerprints f ON f.prompt_task_id = e.prompt_task_id
-         WHERE e.date_time = CAST($1 AS ${driver.types.date}) AND ${driver.inIds('e.task_id', 3)}
-         LIMIT CAST($2 AS ${driver.types.bigint})`,
-      [date, max + 1, [...taskIds]],
-    ),
-  );
-  return rows.length > max ? null : byUnit(rows);
+  return storedOf(driver, date, taskIds, max);
 }
 
 export async function storedUnits(
