@@ -102,24 +102,44 @@ export function scopeWhere(
       unnest(CAST(${tasks} AS BIGINT[])) AS t) u WHERE u.d = ${day} AND u.t = ${task})`;
 }
 
-/** ` AND <column> among the scope's execution ids` when it has them, else nothing. */
+/**
+ * A predicate on a child table's `column` (its prompt_task_id): among the scope's executions.
+ * With the units' execution ids (DuckDB), those ids: their range skips row groups. Otherwise the
+ * scope's executions, as a semi-join (PostgreSQL probes the child's index on prompt_task_id for
+ * a few units, or hashes a scan for many days).
+ */
 function childWhere(driver: Dialected, scope: RollupScope, p: Params, column: string): string {
-  if (!('units' in scope) || !scope.ids) return '';
-  const placeholder = p.add(scope.ids as number[]);
-  return ` AND ${DIALECT_SQL[driver.dialect].inIds(column, Number(placeholder.slice(1)))}`;
+  if ('units' in scope && scope.ids) {
+    const placeholder = p.add(scope.ids as number[]);
+    return DIALECT_SQL[driver.dialect].inIds(column, Number(placeholder.slice(1)));
+  }
+  return `${column} IN (SELECT e.prompt_task_id FROM geo.prompt_executions e
+      WHERE ${scopeWhere(driver, scope, p, 'e.date_time', 'e.task_id')})`;
 }
 
-/** One execution's rank items per brand: the grain under the brand and question aggregates. */
+/** Each execution's rank items per brand, from the ranks alone (grouped by two columns, not by every execution column). */
+function ranksByExecutionSql(driver: Dialected, scope: RollupScope, p: Params): string {
+  return `SELECT r.prompt_task_id, r.brand,
+        count(*) AS rank_items, count(r.position) AS valid_rank_items, sum(r.position) AS position_sum,
+        min(r.position) AS best, sum(r.visibility) AS visibility_sum, count(r.visibility) AS visibility_items,
+        sum(r.score) AS score_sum, count(r.score) AS score_items
+      FROM geo.execution_ranks r
+      WHERE ${childWhere(driver, scope, p, 'r.prompt_task_id')}
+      GROUP BY r.prompt_task_id, r.brand`;
+}
+
+/**
+ * One execution's rank items per brand, with the execution's columns: the grain under the brand
+ * aggregate. The ranks are grouped by execution and brand alone, then joined to their
+ * executions: grouping the joined rows by every execution column as well sorted them by those
+ * texts (PostgreSQL: half of a refresh's time on 10,000 executions).
+ */
 function executionBrandsSql(driver: Dialected, scope: RollupScope, p: Params): string {
-  return `SELECT e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model, e.prompt_name,
-      r.prompt_task_id, r.brand,
-      count(*) AS rank_items, count(r.position) AS valid_rank_items, sum(r.position) AS position_sum,
-      min(r.position) AS best, sum(r.visibility) AS visibility_sum, count(r.visibility) AS visibility_items,
-      sum(r.score) AS score_sum, count(r.score) AS score_items
-    FROM geo.execution_ranks r JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id
-    WHERE ${scopeWhere(driver, scope, p, 'e.date_time', 'e.task_id')}${childWhere(driver, scope, p, 'r.prompt_task_id')}
-    GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model, e.prompt_name,
-      r.prompt_task_id, r.brand`;
+  return `SELECT e.date_time, e.task_id, e.project_id, e.customer_id, e.engine, e.model,
+      r.brand, r.rank_items, r.valid_rank_items, r.position_sum, r.best,
+      r.visibility_sum, r.visibility_items, r.score_sum, r.score_items
+    FROM (${ranksByExecutionSql(driver, scope, p)}) r
+    JOIN geo.prompt_executions e ON e.prompt_task_id = r.prompt_task_id`;
 }
 
 const big = (expr: string) => `CAST(${expr} AS BIGINT)`;
@@ -163,12 +183,17 @@ const SELECTS: Readonly<Record<string, Select>> = {
 
   // `owned` per (monitoring task, domain), each domain normalised once per such pair (not per
   // unit and day: a year of 10,000 executions a day has 16M domain rows and 20,000 domains).
+  // Sources are counted per execution and domain first: each such row is one execution citing the
+  // domain, so no count(DISTINCT) (which sorts) is needed above it.
   [ROLLUP_DOMAINS_DAILY.table]: (d, s, p) => `WITH g AS (
-      SELECT e.date_time, e.task_id, e.project_id, e.customer_id, s.domain,
-        count(*) AS citations, count(DISTINCT s.prompt_task_id) AS executions_citing
-      FROM geo.execution_sources s JOIN geo.prompt_executions e ON e.prompt_task_id = s.prompt_task_id
-      WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}${childWhere(d, s, p, 's.prompt_task_id')}
-      GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, s.domain
+      SELECT e.date_time, e.task_id, e.project_id, e.customer_id, x.domain,
+        ${big('sum(x.citations)')} AS citations, count(*) AS executions_citing
+      FROM (
+        SELECT s.prompt_task_id, s.domain, count(*) AS citations FROM geo.execution_sources s
+        WHERE ${childWhere(d, s, p, 's.prompt_task_id')}
+        GROUP BY s.prompt_task_id, s.domain
+      ) x JOIN geo.prompt_executions e ON e.prompt_task_id = x.prompt_task_id
+      GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, x.domain
     ),
     h AS (${brandHostsSql(d)}),
     o AS (
@@ -184,20 +209,24 @@ const SELECTS: Readonly<Record<string, Select>> = {
       g.citations, g.executions_citing, COALESCE(o.owned, false)
     FROM g LEFT JOIN o ON o.project_id = g.project_id AND o.domain = g.domain`,
 
+  // A question's runs (its executions that day, ranked or not) by a window over the scope's
+  // executions, joined to the ranks by execution id: a join on (day, task, prompt_name) was
+  // estimated at one row and planned as a nested loop (PostgreSQL: minutes on 10,000 executions).
   [ROLLUP_QUESTION_BRANDS_DAILY.table]: (
     d,
     s,
     p,
-  ) => `SELECT b.date_time, ${weekStartOf('b.date_time')}, b.task_id,
-      b.project_id, b.customer_id, b.prompt_name, b.brand,
-      q.runs, count(b.best), ${big('COALESCE(sum(b.best), 0)')}, min(b.best)
-    FROM (${executionBrandsSql(d, s, p)}) b
+  ) => `SELECT e.date_time, ${weekStartOf('e.date_time')}, e.task_id,
+      e.project_id, e.customer_id, e.prompt_name, r.brand,
+      e.runs, count(r.best), ${big('COALESCE(sum(r.best), 0)')}, min(r.best)
+    FROM (${ranksByExecutionSql(d, s, p)}) r
     JOIN (
-      SELECT e.date_time, e.task_id, e.prompt_name, count(*) AS runs FROM geo.prompt_executions e
+      SELECT e.prompt_task_id, e.date_time, e.task_id, e.project_id, e.customer_id, e.prompt_name,
+        count(*) OVER (PARTITION BY e.date_time, e.task_id, e.prompt_name) AS runs
+      FROM geo.prompt_executions e
       WHERE ${scopeWhere(d, s, p, 'e.date_time', 'e.task_id')}
-      GROUP BY e.date_time, e.task_id, e.prompt_name
-    ) q ON q.date_time = b.date_time AND q.task_id = b.task_id AND q.prompt_name = b.prompt_name
-    GROUP BY b.date_time, b.task_id, b.project_id, b.customer_id, b.prompt_name, b.brand, q.runs`,
+    ) e ON e.prompt_task_id = r.prompt_task_id
+    GROUP BY e.date_time, e.task_id, e.project_id, e.customer_id, e.prompt_name, r.brand, e.runs`,
 };
 
 /** The recomputation of one aggregate table. */
