@@ -686,12 +686,9 @@ describe.skipIf(targets.length === 0)(
 
 /**
  * A brand and a domain past what a btree entry holds (2,704 bytes, incompressible), written with
- * the per-day aggregates kept, as a sync writes. execution_ranks.brand and execution_sources.domain
- * have hash indexes on PostgreSQL (009), so the execution's own rows take them; the aggregates'
- * btree indexes on (brand, date) and (domain, date) (008, rollup_brands_daily_brand_idx,
- * rollup_domains_daily_domain_idx) still refuse them there: known, and left to the aggregates'
- * redesign. Pinned as it is: on PostgreSQL the write fails on the aggregates' index (and this test
- * fails, to be made the DuckDB one, once they take such text).
+ * the per-day aggregates kept, as a sync writes. On PostgreSQL the execution tables have no index
+ * on them, and the aggregates index them with SP-GiST (migration 011), which takes text of any
+ * length: both are stored, and their unit's aggregates refreshed.
  */
 describe('text past a btree entry, with the aggregates kept', () => {
   const longBrand = fc.sample(longTextWire, { seed: SEED, numRuns: 1 })[0]!;
@@ -764,7 +761,7 @@ describe('text past a btree entry, with the aggregates kept', () => {
         await write;
         expect(await w.query('SELECT brand FROM geo.execution_ranks')).toEqual([{ brand: longBrand }]);
         expect(await w.query('SELECT domain FROM geo.execution_sources')).toEqual([{ domain: longDomain }]);
-        // The aggregates index free text by hash on PostgreSQL (migration 010): no length limit.
+        // The aggregates index free text with SP-GiST on PostgreSQL (migration 011): no length limit.
         expect(await w.refreshStaleRollups()).toMatchObject({ units: 1 });
         expect(await w.query('SELECT brand FROM geo.rollup_brands_daily')).toEqual([{ brand: longBrand }]);
         expect(await w.query('SELECT domain FROM geo.rollup_domains_daily')).toEqual([
