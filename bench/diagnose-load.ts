@@ -4,7 +4,10 @@
  * statement (multi-statement strings are run one statement at a time, in the same transaction),
  * every Appender flush and every COPY. Not part of `npm run bench`; a tool for the note.
  *
- *   node --import tsx bench/diagnose-load.ts [duckdb|postgres] [--executions N]
+ *   node --import tsx bench/diagnose-load.ts [duckdb|postgres] [--executions N] [--units N]
+ *
+ * `--units N` spreads the executions over N units (platform task, day), as the load scenario's
+ * first read of many small units does.
  */
 import { performance } from 'node:perf_hooks';
 import { DuckDBAppender, DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
@@ -17,6 +20,8 @@ const args = process.argv.slice(2);
 const dialect = args.includes('postgres') ? 'postgres' : 'duckdb';
 const at = args.indexOf('--executions');
 const executions = at >= 0 ? Number(args[at + 1]) : 10_000;
+const unitsAt = args.indexOf('--units');
+const units = unitsAt >= 0 ? Number(args[unitsAt + 1]) : undefined;
 
 const spent = new Map<string, { n: number; ms: number }>();
 function add(label: string, ms: number): void {
@@ -104,7 +109,7 @@ function wrapPostgres(): void {
   };
 }
 
-const data = generateLoadData(executions, 200);
+const data = generateLoadData(executions, 200, undefined, units);
 process.stdout.write(
   `${dialect}: ${data.executions} executions, ${data.rows} rows in ${data.batches.length} batches\n`,
 );

@@ -81,6 +81,18 @@ function pick<T>(r: () => number, xs: readonly T[]): T {
   return xs[Math.floor(r() * xs.length)]!;
 }
 
+/**
+ * The question an execution asks: one of its platform task's five, as a monitoring task asks its
+ * few questions every day (the simulator: 3 to 6). Each execution asked a question of its own
+ * before, which made the per-question aggregates as large as the ranks. `drawn`, the text drawn
+ * for it, is ignored: drawing it keeps every other value of the data the same.
+ */
+function promptOf(task_id: number, nth: number, drawn: string): string {
+  void drawn;
+  const k = nth % 5;
+  return `${text(rng(task_id * 5 + k), 16)}（问题 ${task_id}-${k + 1}）`;
+}
+
 /** `executions` executions split into batches of `batchSize` (the product's default is 200). */
 export function generateLoadData(
   executions: number,
@@ -104,6 +116,8 @@ export function generateLoadData(
     product_cards: 0,
   };
   let sourceId = 91_000_000_000_000;
+  /** Executions generated per platform task so far: its questions are asked in turn. */
+  const asked = new Map<number, number>();
   let batch: ExecutionBatch = emptyBatch();
   for (let i = 0; i < executions; i++) {
     const prompt_task_id = 44_000_000_000 + i;
@@ -114,9 +128,14 @@ export function generateLoadData(
     const date = new Date(Date.UTC(2026, 10, 20) - Math.floor(unit / 40) * 86_400_000)
       .toISOString()
       .slice(0, 10);
-    const project_id = 47_000 + (i % 10);
-    const customer_id = 5_900 + (i % 3);
-    const [model, engine] = pick(r, ENGINES);
+    // As the API has them: a platform task belongs to one monitoring task (project_id) of one
+    // page project (customer_id), and asks one engine. (Drawn per execution before, which made
+    // every unit's aggregates several times larger than any account's; the draw is kept so that
+    // every other value, and every row count, stays the same.)
+    const project_id = 47_000 + (task_id % 10);
+    const customer_id = 5_900 + ((project_id - 47_000) % 3);
+    pick(r, ENGINES);
+    const [model, engine] = ENGINES[task_id % ENGINES.length]!;
     const missing = r() < 0.05;
     const minute = String(Math.floor(r() * 60)).padStart(2, '0');
     const hour = String(Math.floor(r() * 24)).padStart(2, '0');
@@ -126,7 +145,7 @@ export function generateLoadData(
       task_id,
       project_id,
       customer_id,
-      prompt_name: text(r, 12 + Math.floor(r() * 8)),
+      prompt_name: promptOf(task_id, asked.get(task_id) ?? 0, text(r, 12 + Math.floor(r() * 8))),
       date_time: date,
       hours: Number(hour),
       status: 2,
@@ -143,6 +162,7 @@ export function generateLoadData(
       updated_at: `${date}T${hour}:${minute}:55+08:00`,
     };
     batch.executions.push(exec);
+    asked.set(task_id, (asked.get(task_id) ?? 0) + 1);
     for (let k = 0; k < nRanks; k++) {
       const brand = BRANDS[(i + k) % BRANDS.length]!;
       const rank: ExecutionRankRow = {
