@@ -26,8 +26,12 @@ async function runDashboardsScenario(
     throw new Error(
       `--dashboards-per-day expects some of ${DASHBOARDS.map((d) => d.executionsPerDay).join(',')}`,
     );
+  // --dashboards-on duckdb|postgres: one warehouse only (its year alone takes long).
+  const on = process.argv.indexOf('--dashboards-on');
+  const dialects = (['duckdb', 'postgres'] as const).filter((d) => on < 0 || process.argv[on + 1] === d);
+  if (dialects.length === 0) throw new Error('--dashboards-on expects duckdb or postgres');
   for (const size of sizes) {
-    for (const dialect of ['duckdb', 'postgres'] as const) {
+    for (const dialect of dialects) {
       const label = `${dialect === 'duckdb' ? 'DuckDB' : 'PostgreSQL'}, ${int(size.executionsPerDay)}/day`;
       if (dialect === 'postgres' && pgReason) {
         rows.push(naRow(`8 dashboards (${label})`, pgReason));
