@@ -4,11 +4,10 @@
 -- when every number of the item was an integer or empty (src/api/schemas/rank-number.ts).
 ALTER TABLE geo.execution_ranks ADD COLUMN raw_values JSONB;
 
--- Free text from the API indexed for equality lookups: a btree entry holds at most about 2,700
--- bytes, so a longer brand or domain (incompressible text, as the API may send) failed the INSERT
--- of its whole batch ("index row size exceeds btree maximum"). A hash index stores a 4-byte hash
--- of any length of text and serves the same `brand = ...` / `domain = ...` lookups.
+-- A btree entry holds at most about 2,700 bytes, so a longer brand or domain (incompressible
+-- text, as the API may send) failed the INSERT of its whole batch ("index row size exceeds btree
+-- maximum"). These indexes go. (Releases before migration 011 created hash indexes in their place
+-- here; 011 drops those and says why: an insert into one slows with every row stored under its
+-- value, and building one on a year of ranks took hours.)
 DROP INDEX geo.execution_ranks_brand_idx;
-CREATE INDEX execution_ranks_brand_idx ON geo.execution_ranks USING hash (brand);
 DROP INDEX geo.execution_sources_domain_idx;
-CREATE INDEX execution_sources_domain_idx ON geo.execution_sources USING hash (domain);

@@ -38,12 +38,9 @@ LEFT JOIN (SELECT prompt_task_id, count(*) AS n FROM geo.product_cards GROUP BY 
 LEFT JOIN geo.execution_screenshots sc ON sc.prompt_task_id = x.prompt_task_id
 WHERE x.prompt_task_id = e.prompt_task_id;
 
--- The aggregates' free-text lookups by hash, as migration 009 did for the execution tables: a
--- btree entry holds at most about 2,700 bytes, so a longer brand or domain (the API may send one)
--- failed the refresh of its unit, every time. A hash index stores a 4-byte hash of any length.
+-- The aggregates' btree indexes on brand and domain refused a brand or domain past about 2,700
+-- bytes (the API may send one): the refresh of its unit failed, every time. They go here; 011
+-- indexes brand and domain again, with SP-GiST. (Releases before 011 created hash indexes here.)
 DROP INDEX geo.rollup_brands_daily_brand_idx;
-CREATE INDEX rollup_brands_daily_brand_idx ON geo.rollup_brands_daily USING hash (brand);
 DROP INDEX geo.rollup_domains_daily_domain_idx;
-CREATE INDEX rollup_domains_daily_domain_idx ON geo.rollup_domains_daily USING hash (domain);
 DROP INDEX geo.rollup_question_brands_daily_brand_idx;
-CREATE INDEX rollup_question_brands_daily_brand_idx ON geo.rollup_question_brands_daily USING hash (brand);

@@ -6,16 +6,20 @@
 -- 1,000,000 took 3.0 s with a hash index, 0.17 s with a btree, 0.07 s with none). SP-GiST's text
 -- radix tree takes text of any length, as hash did (a btree entry holds ~2,700 bytes; a longer
 -- brand failed its batch), serves `brand = ...` and `domain = ...`, and inserts in time that
--- does not grow with the duplicates (the same 40,000 rows: 0.51 s).
+-- does not grow with the duplicates (the same 40,000 rows: 0.51 s). Built on 3,000,000 rows of
+-- 12 brands: hash 13.6 minutes, SP-GiST 16 s.
 --
 -- The execution tables lose their brand and domain indexes: every dashboard view reads the
 -- per-day aggregates, which keep theirs; a lookup by brand on execution_ranks itself is a scan
 -- (filter by day or execution first, as the views do).
-DROP INDEX geo.execution_ranks_brand_idx;
-DROP INDEX geo.execution_sources_domain_idx;
-DROP INDEX geo.rollup_brands_daily_brand_idx;
+--
+-- The hash indexes exist where 009 and 010 were applied by a release before this one (which
+-- created them there); 009 and 010 no longer do.
+DROP INDEX IF EXISTS geo.execution_ranks_brand_idx;
+DROP INDEX IF EXISTS geo.execution_sources_domain_idx;
+DROP INDEX IF EXISTS geo.rollup_brands_daily_brand_idx;
 CREATE INDEX rollup_brands_daily_brand_idx ON geo.rollup_brands_daily USING spgist (brand);
-DROP INDEX geo.rollup_domains_daily_domain_idx;
+DROP INDEX IF EXISTS geo.rollup_domains_daily_domain_idx;
 CREATE INDEX rollup_domains_daily_domain_idx ON geo.rollup_domains_daily USING spgist (domain);
-DROP INDEX geo.rollup_question_brands_daily_brand_idx;
+DROP INDEX IF EXISTS geo.rollup_question_brands_daily_brand_idx;
 CREATE INDEX rollup_question_brands_daily_brand_idx ON geo.rollup_question_brands_daily USING spgist (brand);

@@ -140,3 +140,53 @@ describe.skipIf(!pgUp)('dashboard views on PostgreSQL: filters reach the aggrega
     }
   }
 });
+
+/**
+ * Releases before migration 011 created hash indexes on brand and domain (009 on the execution
+ * tables, 010 on the aggregates): an insert into one walks every entry stored under its value.
+ * 011 replaces them with SP-GiST in the aggregates and leaves the execution tables without.
+ */
+describe.skipIf(!pgUp)('migration 011 on a warehouse with the hash indexes of 009 and 010', () => {
+  let db: TestDatabase;
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('replaces them: SP-GiST in the aggregates, none on the execution tables', async () => {
+    db = await createTestDatabase();
+    let w = await openWarehouse(db.url, { migrate: true });
+    await w.close();
+    const client = new pg.Client(db.url);
+    await client.connect();
+    try {
+      // As a release before 011 left it.
+      await client.query(`
+        DROP INDEX geo.rollup_brands_daily_brand_idx;
+        DROP INDEX geo.rollup_domains_daily_domain_idx;
+        DROP INDEX geo.rollup_question_brands_daily_brand_idx;
+        CREATE INDEX execution_ranks_brand_idx ON geo.execution_ranks USING hash (brand);
+        CREATE INDEX execution_sources_domain_idx ON geo.execution_sources USING hash (domain);
+        CREATE INDEX rollup_brands_daily_brand_idx ON geo.rollup_brands_daily USING hash (brand);
+        CREATE INDEX rollup_domains_daily_domain_idx ON geo.rollup_domains_daily USING hash (domain);
+        CREATE INDEX rollup_question_brands_daily_brand_idx ON geo.rollup_question_brands_daily USING hash (brand);
+        DELETE FROM geo.schema_migrations WHERE version = '011';`);
+      w = await openWarehouse(db.url);
+      try {
+        expect((await w.migrate()).applied).toEqual(['011_text_lookup_indexes']);
+      } finally {
+        await w.close();
+      }
+      const r = await client.query<{ tablename: string; indexdef: string }>(
+        `SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = 'geo'
+           AND (indexdef LIKE '%(brand)%' OR indexdef LIKE '%(domain)%') ORDER BY tablename`,
+      );
+      expect(r.rows.map((x) => [x.tablename, /USING (\w+)/.exec(x.indexdef)?.[1]])).toEqual([
+        ['rollup_brands_daily', 'spgist'],
+        ['rollup_domains_daily', 'spgist'],
+        ['rollup_question_brands_daily', 'spgist'],
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
+});
