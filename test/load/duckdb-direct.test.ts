@@ -11,8 +11,7 @@ import { decimalValue, DuckDBInstance, type DuckDBConnection } from '@duckdb/nod
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, Driver } from '../../src/load/core/driver.ts';
 import { CoreWarehouse } from '../../src/load/core/warehouse.ts';
-import { parseDate, parseDecimal, parseTimestamptz, sameTypes } from '../../src/load/duckdb/direct.ts';
-import { DuckDBDecimalType, DuckDBVarCharType, VARCHAR } from '@duckdb/node-api';
+import { parseDate, parseDecimal, parseTimestamptz } from '../../src/load/duckdb/direct.ts';
 import { DuckDBDriver } from '../../src/load/duckdb/driver.ts';
 import {
   columnsOf,
@@ -496,72 +495,6 @@ describe('direct path = staging path, column by column', () => {
 });
 
 // ---- the execution batch over it --------------------------------------------------------------
-
-/**
- * Rows converted ahead of their load (Connection.prepare, which the batch write calls while its
- * lookup of stored executions runs): the load appends those chunks when the table's types are
- * still theirs, and otherwise does what it would have done without them.
- */
-describe('rows converted ahead of their load', () => {
-  let ahead: Db;
-  let plain: Db;
-  beforeAll(async () => {
-    ahead = await openDb('ahead');
-    plain = await openDb('plain');
-    // A first load teaches each driver the table's column types (prepare needs them).
-    const first = small(kindsRows()).map((r) => ({ ...r, id: r.id + 5_000_000 }));
-    for (const db of [ahead, plain]) await db.driver.transaction((c) => c.load(KINDS, first, 'insert'));
-  });
-  afterAll(async () => {
-    await closeDb(ahead);
-    await closeDb(plain);
-  });
-
-  it('stores what a load without them stores, synced_at the transaction’s now()', async () => {
-    const rows = kindsRows();
-    const now = await ahead.driver.transaction(async (c) => {
-      c.prepare!(KINDS, rows);
-      await c.load(KINDS, rows, 'insert');
-      expect(await staged(c, KINDS)).toBe(false);
-      return c.rows<{ us: unknown }>('SELECT epoch_us(now()) AS us');
-    });
-    await plain.driver.transaction((c) => c.load(KINDS, rows, 'insert'));
-    const got = await ahead.driver.connection((c) => c.rows<Record<string, unknown>>(EXACT));
-    const want = await plain.driver.connection((c) => c.rows<Record<string, unknown>>(EXACT));
-    const strip = (r: Record<string, unknown>) => ({ ...r, synced_at: undefined });
-    expect(got.map(strip)).toEqual(want.map(strip));
-    const ids = new Set(rows.map((r) => r.id));
-    const mine = got.filter((r) => ids.has(Number(r.id)));
-    expect(mine).toHaveLength(rows.length);
-    expect(new Set(mine.map((r) => r.synced_at))).toEqual(new Set([now[0]!.us]));
-  });
-
-  it('rows that do not convert are converted by their load: staged, or failing as before', async () => {
-    const odd: KindsRow = { ...kindsRows()[0]!, id: 6_000_001, amount: '1e3' };
-    const wasStaged = await ahead.driver.transaction(async (c) => {
-      c.prepare!(KINDS, [odd]);
-      await c.load(KINDS, [odd], 'insert');
-      return staged(c, KINDS);
-    });
-    expect(wasStaged).toBe(true);
-    // A number BIGINT cannot hold throws while converting: prepare swallows it, the load reports it.
-    const bad = { ...kindsRows()[0]!, id: 6_000_002, big: Number.NaN };
-    await expect(
-      ahead.driver.transaction(async (c) => {
-        c.prepare!(KINDS, [bad]);
-        await c.load(KINDS, [bad], 'insert');
-      }),
-    ).rejects.toThrow(/direct_kinds\.big/);
-  });
-
-  it('chunks converted for other column types are not appended (after a migration, say)', () => {
-    const money = (scale: number) => new DuckDBDecimalType(18, scale);
-    expect(sameTypes([money(4), VARCHAR], [money(4), VARCHAR])).toBe(true);
-    expect(sameTypes([money(4), VARCHAR], [money(2), VARCHAR])).toBe(false);
-    expect(sameTypes([VARCHAR], [new DuckDBVarCharType('JSON')])).toBe(false);
-    expect(sameTypes([VARCHAR], [VARCHAR, VARCHAR])).toBe(false);
-  });
-});
 
 describe('writeExecutionBatch on DuckDB over the direct path', () => {
   let file: TempDuckDB;

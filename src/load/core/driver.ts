@@ -28,13 +28,6 @@ export interface Connection {
    * `upsert` overwrites the spec's other columns (and synced_at) of an existing key.
    */
   load<R>(spec: TableSpec<R>, rows: readonly R[], mode: LoadMode): Promise<void>;
-  /**
-   * Readies `rows` for a later `load(spec, rows, 'insert')` of the same array in this
-   * transaction, synchronously: the caller calls it while a statement of the transaction runs,
-   * so that the conversion overlaps the database's work (DuckDB, whose statements run on its own
-   * threads). Optional; never throws; a load without it does the same work itself.
-   */
-  prepare?<R>(spec: TableSpec<R>, rows: readonly R[]): void;
 }
 
 export interface TransactionOptions {

@@ -87,11 +87,7 @@ export async function writeExecutionBatch(
         // The units whose rows this transaction changes: those its stored rows belong to (an
         // execution that moved leaves its old unit), the batch's, a moved source's old one, and
         // those it deletes from. Recorded as stale; their aggregates are refreshed later.
-        // The lookup runs in the database while this thread converts the fast path's rows.
-        const lookup = storedUnitsOf(driver, c, b.keys);
-        lookup.catch(() => undefined); // awaited below; not unhandled meanwhile
-        if (merge === fastPath) await prepareFastLoads(c, b);
-        const stored = await lookup;
+        const stored = await storedUnitsOf(driver, c, b.keys);
         const changedUnits: RollupUnit[] = [...stored.units, ...b.executions.map(unitOfExecution)];
         const merged = await merge(driver, c, b, stored.ids);
         changedUnits.push(...merged.units);
@@ -268,30 +264,6 @@ const fastPath: Merge = async (driver, c, b, stored) => {
   // A source that moved from another execution meets its key here: the safe path takes over.
   return { units: [], recount: [] };
 };
-
-/**
- * Readies the rows fastPath loads as they are (Connection.prepare), a table at a time: every
- * collection, and the executions unless some keep their stored times (fastPath then loads a
- * filtered list).
- */
-async function prepareFastLoads(c: Connection, b: CountedBatch): Promise<void> {
-  const prepare = c.prepare?.bind(c);
-  if (!prepare) return;
-  const loads: (() => void)[] = [
-    () => prepare(EXECUTION_SOURCES, b.sources),
-    () => prepare(EXECUTION_RANKS, b.ranks),
-    () => prepare(PRODUCT_CARDS, b.cards),
-    () => prepare(EXECUTION_SCREENSHOTS, b.screenshots),
-    () => prepare(EXECUTION_PRODUCTS, b.products),
-  ];
-  if (b.timesKept.length === 0) loads.unshift(() => prepare(PROMPT_EXECUTIONS_STORED, b.executions));
-  for (const load of loads) {
-    load();
-    // The statement under way takes several turns of this thread (prepare, bind, run, fetch):
-    // give it one between tables.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-}
 
 /**
  * Updates, by key, the stored executions among `ids` with every column but created_at/updated_at

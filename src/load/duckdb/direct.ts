@@ -168,19 +168,19 @@ type Source = { field: string; convert: Convert } | { synced: true };
 
 /**
  * How to fill each column of `tableColumns` (the geo table's columns in table order, as the
- * Appender takes them, of `types`) from rows of `spec`; undefined when some column cannot be
- * filled here (a column the spec lacks, other than synced_at; a type the kind does not map to).
+ * Appender takes them) from rows of `spec`; undefined when some column cannot be filled here (a
+ * column the spec lacks, other than synced_at; a type the kind does not map to).
  */
 function sources<R>(
   spec: TableSpec<R>,
   tableColumns: readonly string[],
-  types: readonly DuckDBType[],
+  appender: DuckDBAppender,
 ): Source[] | undefined {
-  if (types.length !== tableColumns.length) return undefined;
+  if (appender.columnCount !== tableColumns.length) return undefined;
   const out: Source[] = [];
   for (const [i, name] of tableColumns.entries()) {
     const column = spec.columns.find((c) => c.name === name);
-    const type = types[i]!;
+    const type = appender.columnType(i);
     if (column) {
       const convert = converter(column.kind, type);
       if (!convert) return undefined;
@@ -248,66 +248,6 @@ export function setChunkColumns(
 }
 
 /**
- * A load's rows converted into the Appender's data chunks, for the column types they were
- * converted for; synced_at is filled when they are appended (its value is the transaction's).
- */
-export interface ConvertedRows {
-  readonly types: readonly DuckDBType[];
-  readonly chunks: readonly DuckDBDataChunk[];
-  /** The synced_at column's index, or -1. */
-  readonly synced: number;
-}
-
-/**
- * `rows` of `spec` converted for a table of `tableColumns` and `types`, every value before any
- * chunk is made; undefined when some column or value is not converted here (the staging path's
- * CAST decides those). A value the conversion throws on fails as a ValueConversionError.
- */
-export function convertDirect<R>(
-  spec: TableSpec<R>,
-  rows: readonly R[],
-  tableColumns: readonly string[],
-  types: readonly DuckDBType[],
-): ConvertedRows | undefined {
-  const from = sources(spec, tableColumns, types);
-  if (!from) return undefined;
-  const placeholder = timestampTZValue(0n);
-  const parts: DuckDBValue[][][] = [];
-  for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
-    const part = rows.slice(start, start + CHUNK_ROWS) as readonly Record<string, unknown>[];
-    const columns = chunkColumns(spec.table, part, from, placeholder);
-    if (!columns) return undefined;
-    parts.push(columns);
-  }
-  const chunks = parts.map((columns) => {
-    const chunk = DuckDBDataChunk.create([...types], columns[0]?.length ?? 0);
-    setChunkColumns(chunk, spec.table, tableColumns, columns);
-    return chunk;
-  });
-  return { types, chunks, synced: from.findIndex((f) => 'synced' in f) };
-}
-
-/** The Appender's column types. */
-export function appenderTypes(appender: DuckDBAppender): DuckDBType[] {
-  return Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
-}
-
-/** Whether rows converted for `a` fit columns of `b` (after a migration they may not). */
-export function sameTypes(a: readonly DuckDBType[], b: readonly DuckDBType[]): boolean {
-  return (
-    a.length === b.length &&
-    a.every((t, i) => t.typeId === b[i]!.typeId && t.alias === b[i]!.alias && String(t) === String(b[i]))
-  );
-}
-
-export interface AppendOptions {
-  /** The rows converted ahead (convertDirect), used when the table's types are still theirs. */
-  readonly converted?: ConvertedRows;
-  /** Told the table's column types, as the Appender reports them. */
-  readonly seen?: (types: readonly DuckDBType[]) => void;
-}
-
-/**
  * Appends `rows` to geo.<spec.table> inside the connection's current transaction, flushed before
  * it returns. Returns false, having appended nothing, when some column or value is not converted
  * here (the caller then takes the staging path). A constraint violation throws (and leaves the
@@ -321,26 +261,26 @@ export async function appendDirect<R>(
   rows: readonly R[],
   tableColumns: readonly string[],
   syncedAt: () => Promise<DuckDBTimestampTZValue>,
-  { converted, seen }: AppendOptions = {},
 ): Promise<boolean> {
   if (rows.length === 0) return true;
   const appender = await connection.createAppender(spec.table, 'geo');
   let flushed = false;
   try {
-    const types = appenderTypes(appender);
-    seen?.(types);
+    const from = sources(spec, tableColumns, appender);
+    if (!from) return false;
+    const types = from.map((_, i) => appender.columnType(i));
+    const synced = spec.synced ? await syncedAt() : timestampTZValue(0n);
     // Convert every value before appending any, so that a fallback appends nothing.
-    const ready =
-      converted && sameTypes(converted.types, types)
-        ? converted
-        : convertDirect(spec, rows, tableColumns, types);
-    if (!ready) return false;
-    if (ready.synced >= 0) {
-      const synced = await syncedAt();
-      for (const chunk of ready.chunks)
-        chunk.setColumnValues(ready.synced, new Array<DuckDBValue>(chunk.rowCount).fill(synced));
+    const chunks: DuckDBDataChunk[] = [];
+    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      const part = rows.slice(start, start + CHUNK_ROWS) as readonly Record<string, unknown>[];
+      const columns = chunkColumns(spec.table, part, from, synced);
+      if (!columns) return false;
+      const chunk = DuckDBDataChunk.create(types, part.length);
+      setChunkColumns(chunk, spec.table, tableColumns, columns);
+      chunks.push(chunk);
     }
-    for (const chunk of ready.chunks) appender.appendDataChunk(chunk);
+    for (const chunk of chunks) appender.appendDataChunk(chunk);
     appender.flushSync();
     flushed = true;
     return true;

@@ -5,7 +5,7 @@
  * (plain inserts straight into the geo table, direct.ts; upserts through a staging table,
  * staging.ts); a lock file for the no-overlap lock (lock-file.ts).
  */
-import { timestampTZValue, type DuckDBTimestampTZValue, type DuckDBType } from './node-api.ts';
+import { timestampTZValue, type DuckDBTimestampTZValue } from './node-api.ts';
 import type { Json } from '../../transform/rows.ts';
 import { DIALECT_SQL } from '../dialect-sql.ts';
 import type { Connection, Driver, LoadMode, Param } from '../core/driver.ts';
@@ -24,13 +24,11 @@ import { LockFile } from './lock-file.ts';
 import { namingMemoryLimit } from './out-of-memory.ts';
 import { readOnlyQuery } from './query.ts';
 import { Session } from './session.ts';
-import { appendDirect, convertDirect, type ConvertedRows } from './direct.ts';
+import { appendDirect } from './direct.ts';
 import { appendStaged, recreateStagingSql, selectStaged, SQL_TYPE, stagingTable } from './staging.ts';
 
 /** Column names of geo tables in table order, by table (read once per driver). */
 type TableColumns = Map<string, readonly string[]>;
-/** Column types of geo tables in table order, by table, as the last Appender of each reported them. */
-type TableTypes = Map<string, readonly DuckDBType[]>;
 
 /**
  * A connection for one transaction (or, outside one, for statements that commit on their own).
@@ -39,34 +37,12 @@ type TableTypes = Map<string, readonly DuckDBType[]>;
  */
 class DuckDBConnection implements Connection {
   private syncedAt: Promise<DuckDBTimestampTZValue> | undefined;
-  /** Rows converted ahead of their load (prepare), by the rows array. */
-  private readonly converted = new Map<readonly unknown[], ConvertedRows>();
 
   constructor(
     private readonly session: Session,
     private readonly tableColumns: TableColumns,
-    private readonly tableTypes: TableTypes,
     private readonly inTransaction: boolean,
   ) {}
-
-  /**
-   * Converts rows into the Appender's data chunks now, for their load() later in this
-   * transaction: called while a statement runs (DuckDB works on its own threads), the
-   * conversion costs the transaction nothing. Only for a table already appended to by this
-   * driver (its column types known); its load checks the types again. Never throws: rows that do
-   * not convert are converted again by their load, which reports or routes them as ever.
-   */
-  prepare<R>(spec: TableSpec<R>, rows: readonly R[]): void {
-    const columns = this.tableColumns.get(spec.table);
-    const types = this.tableTypes.get(spec.table);
-    if (!this.inTransaction || rows.length === 0 || !columns || !types) return;
-    try {
-      const converted = convertDirect(spec, rows, columns, types);
-      if (converted) this.converted.set(rows, converted);
-    } catch {
-      // Its load converts the rows again and fails there, as it would have.
-    }
-  }
 
   execute(sql: string, params?: readonly Param[]): Promise<number> {
     return this.session.run(sql, params);
@@ -83,16 +59,10 @@ class DuckDBConnection implements Connection {
    */
   async load<R>(spec: TableSpec<R>, rows: readonly R[], mode: LoadMode): Promise<void> {
     if (rows.length === 0) return;
-    const converted = this.converted.get(rows);
-    this.converted.delete(rows);
     if (mode === 'insert') {
       const columns = await this.columnsOf(spec.table);
       const now = () => this.now();
-      const direct = () =>
-        appendDirect(this.session.connection, spec, rows, columns, now, {
-          ...(converted ? { converted } : {}),
-          seen: (types) => this.tableTypes.set(spec.table, types),
-        });
+      const direct = () => appendDirect(this.session.connection, spec, rows, columns, now);
       if (await this.session.stoppable(direct)) return;
     }
     await this.session.run(recreateStagingSql(spec));
@@ -139,7 +109,6 @@ export class DuckDBDriver implements Driver {
   readonly description: string;
   readonly types = SQL_TYPE;
   private readonly tableColumns: TableColumns = new Map();
-  private readonly tableTypes: TableTypes = new Map();
 
   private constructor(
     private readonly db: SharedDatabase,
@@ -180,18 +149,14 @@ export class DuckDBDriver implements Driver {
   transaction<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
     return namingMemoryLimit(this.db.memoryLimit, () =>
       this.session.exclusive(() =>
-        this.session.transaction(() =>
-          fn(new DuckDBConnection(this.session, this.tableColumns, this.tableTypes, true)),
-        ),
+        this.session.transaction(() => fn(new DuckDBConnection(this.session, this.tableColumns, true))),
       ),
     );
   }
 
   connection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
     return namingMemoryLimit(this.db.memoryLimit, () =>
-      this.session.exclusive(() =>
-        fn(new DuckDBConnection(this.session, this.tableColumns, this.tableTypes, false)),
-      ),
+      this.session.exclusive(() => fn(new DuckDBConnection(this.session, this.tableColumns, false))),
     );
   }
 
@@ -200,16 +165,12 @@ export class DuckDBDriver implements Driver {
    * process interleaves) and DuckDB's file lock keeps other processes out.
    */
   async withMigrationLock<T>(_c: Connection, fn: () => Promise<T>): Promise<T> {
-    // Migrations may change tables: direct loads read their columns and types again afterwards.
-    const forget = () => {
-      this.tableColumns.clear();
-      this.tableTypes.clear();
-    };
-    forget();
+    // Migrations may change tables: direct loads read their columns again afterwards.
+    this.tableColumns.clear();
     try {
       return await fn();
     } finally {
-      forget();
+      this.tableColumns.clear();
     }
   }
 
