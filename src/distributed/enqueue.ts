@@ -45,6 +45,8 @@ export interface EnqueueResult {
   jobs: number;
   units: number;
   skipped: number;
+  /** Records quarantined while the scope was read and written (geo.sync_rejects, this run's id). */
+  rejects: number;
   runId: string;
 }
 
@@ -190,10 +192,19 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
         )
       : 0;
     logger.info(
-      { queued, requeued, jobs: jobs.length, units: plan.units.length, skipped: plan.skipped.length },
+      {
+        queued,
+        requeued,
+        jobs: jobs.length,
+        units: plan.units.length,
+        skipped: plan.skipped.length,
+        rejects: ctx.counters.rejects,
+      },
       'enqueued',
     );
-    await warehouse.updateRun(runRow('success', null, true));
+    // A quarantined record (a platform task that failed validation: its units are not planned)
+    // makes the enqueue partial, as it makes a local run.
+    await warehouse.updateRun(runRow(ctx.counters.rejects > 0 ? 'partial' : 'success', null, true));
     return {
       backfill,
       queued,
@@ -201,6 +212,7 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
       jobs: jobs.length,
       units: plan.units.length,
       skipped: plan.skipped.length,
+      rejects: ctx.counters.rejects,
       runId,
     };
   } catch (e) {

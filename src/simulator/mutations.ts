@@ -32,6 +32,8 @@ export class Overlay {
   readonly hiddenChildren = new Map<number, Set<ExecutionChild>>();
   /** Monitoring tasks still listed whose project/tasks answers 404 (deleted between list and read). */
   readonly hiddenMonitoringTasks = new Set<number>();
+  /** Platform tasks served by project/tasks and task/info with a wrong-typed known field. */
+  readonly corruptPlatformTasks = new Set<number>();
   /** (ordinal, day) -> k that moves to the head of its list once a task/results page is served. */
   readonly headArmed = new Map<number, number>();
   /** (ordinal, day) -> k listed first (moved there between two pages). */
@@ -57,6 +59,7 @@ export class Overlay {
     this.corruptSources.clear();
     this.hiddenChildren.clear();
     this.hiddenMonitoringTasks.clear();
+    this.corruptPlatformTasks.clear();
     this.headArmed.clear();
     this.headMoved.clear();
     this.resaveArmed.clear();

@@ -53,6 +53,10 @@ export function worldMutations(w: MutableWorld): WorldMutations {
       w.mustResolve(id);
       w.overlay.addChild(w.overlay.hiddenChildren, id, child);
     },
+    corruptPlatformTask: (taskId) => {
+      if (!w.catalog.platformTask(taskId)) throw new Error(`no platform task ${taskId}`);
+      w.overlay.corruptPlatformTasks.add(taskId);
+    },
     hideMonitoringTask: (projectId) => {
       if (!w.catalog.monitoringTask(projectId)) throw new Error(`no monitoring task ${projectId}`);
       w.overlay.hiddenMonitoringTasks.add(projectId);

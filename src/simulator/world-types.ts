@@ -75,6 +75,11 @@ export interface WorldMutations {
    */
   hideMonitoringTask(projectId: number): void;
   /**
+   * The platform task is served by project/tasks (one bad item of the list) and task/info with
+   * `status: "abc"`: a client quarantines it, and its units are not planned.
+   */
+  corruptPlatformTask(taskId: number): void;
+  /**
    * Offset paging under a changing list: once the next task/results page of the execution's unit
    * has been served, the execution moves to the head of the unit's list (task/results,
    * task/prompts, legacy task/list), as if it were inserted there between two pages.

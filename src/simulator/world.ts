@@ -195,7 +195,7 @@ export class SimWorld implements World {
 
   platformTaskView(pt: PlatformTaskDef): PlatformTaskWire {
     const status = this.catalog.taskStatus(pt);
-    return {
+    const view: PlatformTaskWire = {
       customer_id: pt.mt.customer_id,
       project_id: pt.mt.project_id,
       task_id: pt.task_id,
@@ -206,6 +206,10 @@ export class SimWorld implements World {
       status,
       status_name: STATUS_NAMES[status] ?? '',
     };
+    // A wrong-typed known field (corruptPlatformTask): the wire type does not allow it, on purpose.
+    if (this.overlay.corruptPlatformTasks.has(pt.task_id))
+      return { ...view, status: 'abc' as unknown as number };
+    return view;
   }
 
   legacyItem(mt: MonitoringTaskDef): LegacyMonitoringTaskWire {

@@ -84,6 +84,44 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     expect(other.stdout).not.toMatch(/queued 0 job\(s\)/);
   });
 
+  it('a platform task the API serves invalid is quarantined by the enqueue: its run is partial, exit 3, its units not queued', async () => {
+    const url = await freshDb();
+    const e = env(url, { GEO_ENRICH_FINANCE: 'false' });
+    const bad = sim.world.allPlatformTasks().find((t) => String(t.customer_id) === customer)!;
+    sim.world.mutations.corruptPlatformTask(bad.task_id);
+    try {
+      const enq = await runCli(
+        ['backfill', '--from', dates[0]!, '--to', dates[0]!, '--customer', customer, '--distributed'],
+        e,
+      );
+      expect(enq.code, enq.stderr.slice(-2000)).toBe(3);
+      const runId = /quarantined in geo\.sync_rejects \(run (\S+)\)/.exec(enq.stdout)?.[1];
+      expect(runId, enq.stdout).toBeDefined();
+      const runs = await sql<{ status: string; rejects: number }>(
+        url,
+        'SELECT status, rejects::int AS rejects FROM geo.sync_runs WHERE run_id = $1',
+        [runId],
+      );
+      expect(runs).toEqual([{ status: 'partial', rejects: 1 }]);
+      const rejects = await sql<{ n: string }>(
+        url,
+        'SELECT count(*) AS n FROM geo.sync_rejects WHERE run_id = $1',
+        [runId],
+      );
+      expect(Number(rejects[0]!.n)).toBe(1);
+      // Its unit is not queued; the others are.
+      const jobs = await sql<{ task_id: string }>(
+        url,
+        `SELECT data->>'task_id' AS task_id FROM geo_queue.job WHERE name = 'geo-sync-units' AND data ? 'task_id'`,
+      );
+      const queuedTasks = jobs.map((j) => Number(j.task_id));
+      expect(queuedTasks.length).toBeGreaterThan(0);
+      expect(queuedTasks).not.toContain(bad.task_id);
+    } finally {
+      sim.world.mutations.reset();
+    }
+  });
+
   it('three workers, one killed with -9 mid-job, a fourth started later: equal to a single-process backfill', async () => {
     const reference = await freshDb();
     const local = await runCli(['backfill', ...range()], env(reference));

@@ -82,10 +82,14 @@ export async function runDistributedBackfill(
         `backfill ${result.backfill}: queued ${result.queued} job(s) (${result.units} units to run, ` +
           `${result.skipped} already finished, ${result.jobs - result.queued} already queued before)` +
           (opts.retryFailed ? `; queued again ${result.requeued} failed or cancelled job(s)` : '') +
+          (result.rejects > 0
+            ? `; ${result.rejects} record(s) quarantined in geo.sync_rejects (run ${result.runId})`
+            : '') +
           '; ' +
           'start workers with `geo-sync worker`\n',
       );
-      if (!opts.wait) return EXIT.success;
+      // Records quarantined while reading the scope: partial, as a local run with rejects is.
+      if (!opts.wait) return result.rejects > 0 ? EXIT.partial : EXIT.success;
 
       const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
       try {
