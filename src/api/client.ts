@@ -88,6 +88,9 @@ export const MAX_PAGE_SIZE = {
   deductionDetails: 100,
 } as const;
 
+/** How long a logout may take, its wait in the request queue included (see logout()). */
+export const LOGOUT_TIMEOUT_MS = 10_000;
+
 export class GeoClient {
   /** Counters: HTTP attempts, retries, 429s, failures, per endpoint and per error code. */
   readonly stats: ClientStats = emptyStats();
@@ -181,6 +184,10 @@ export class GeoClient {
   /**
    * POST auth/logout: revokes the token in use and forgets it. With login auth and no token yet,
    * does nothing (it would not log in just to log out). Returns the server's message.
+   *
+   * Not ended by the client's stop signal (a process stopping is exactly when it closes the client
+   * and revokes its login token; the stop would abort the request and leave the token valid, and
+   * tokens do not expire): by `LOGOUT_TIMEOUT_MS` instead, its wait in the queue included.
    */
   async logout(): Promise<string | undefined> {
     if (this.#credentials.kind === 'login' && !this.#credentials.hasBearer) return undefined;
@@ -189,6 +196,7 @@ export class GeoClient {
       shownParams: {},
       path: ENDPOINTS.logout.path,
       allowEmptyBody: true,
+      signal: AbortSignal.timeout(LOGOUT_TIMEOUT_MS),
       decode: (b, _res, ctx) => decodeBody(MessageOnly, b, ctx).message,
     });
     this.#credentials.forgetRevoked();

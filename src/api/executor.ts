@@ -85,6 +85,11 @@ export interface CallPlan<T> {
   /** Validates the parsed body; throws InvalidResponseError. */
   readonly decode: (body: unknown, res: HttpResponse, ctx: DecodeContext) => T;
   readonly redact?: (raw: unknown) => unknown;
+  /**
+   * Ends the call's waits and request instead of the process's stop signal: a logout must still
+   * revoke the token while the process is stopping (the stop would abort it), bounded by this.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface ExecutorDeps {
@@ -132,9 +137,10 @@ export class Executor {
     };
     const perEndpoint = (d.stats.byEndpoint[endpoint] ??= { requests: 0, retries: 0, errors: 0 });
     const body = plan.body === undefined ? undefined : JSON.stringify(plan.body);
+    const signal = plan.signal ?? d.signal;
 
     for (let attempt = 1; ; attempt++) {
-      if (d.signal?.aborted) throw abortReason(d.signal);
+      if (signal?.aborted) throw abortReason(signal);
       // Headers per attempt: a lazy login happens before the first one, outside any queue slot.
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': d.userAgent };
       if (def.auth) {
@@ -156,7 +162,7 @@ export class Executor {
         headers,
         body,
         timeoutMs: d.timeoutMs,
-        signal: d.signal,
+        signal,
         priority: attempt > 1 ? 1 : 0,
       });
       if (!error) return value as T;
@@ -209,7 +215,7 @@ export class Executor {
         },
         'retrying request',
       );
-      await d.clock.sleep(delayMs, d.signal);
+      await d.clock.sleep(delayMs, signal);
     }
   }
 

@@ -45,4 +45,9 @@ export class AuthStore {
   logout(token: string): void {
     this.tokens.delete(token);
   }
+
+  /** Login tokens issued and not revoked by a logout. */
+  get liveTokens(): number {
+    return this.tokens.size;
+  }
 }

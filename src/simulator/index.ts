@@ -68,6 +68,8 @@ export interface RunningSimulator {
   world: World;
   /** Change faults at runtime. */
   setFaults(f: FaultOptions): void;
+  /** Login tokens issued and not yet revoked by a logout (a client that stopped left them valid). */
+  liveLoginTokens(): number;
   /** Closes the server and all keep-alive sockets promptly. */
   close(): Promise<void>;
 }
@@ -168,6 +170,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       validateFaults(f);
       faults.set(f);
     },
+    liveLoginTokens: () => auth.liveTokens,
     close: () => server.close(),
   };
 }

@@ -64,6 +64,30 @@ describe('a signal in the middle of a command that talks to the API (DuckDB)', (
     expect(await lastRun()).toEqual([{ kind: 'sync', status: 'success' }]);
   });
 
+  it('sync with e-mail and password, SIGTERM mid-run: the login token is revoked on the way out (tokens never expire)', async () => {
+    const login = {
+      ...env,
+      GEO_API_KEY: '',
+      GEO_EMAIL: 'demo@geo-sync.local',
+      GEO_PASSWORD: 'demo-password',
+    };
+    const before = sim.liveLoginTokens();
+    sim.setFaults(SLOW);
+    const r = await stopAt(
+      startCli(['sync', '--date', days[1]!, '--no-progress'], login),
+      /"msg":"plan"/,
+      'SIGTERM',
+    );
+    sim.setFaults({});
+    expectStopped(r);
+    expect(sim.stats.byEndpoint['POST /api/v2/auth/logout'] ?? 0).toBeGreaterThan(0);
+    expect(sim.liveLoginTokens()).toBe(before);
+    // And after a run that ends by itself.
+    const next = await runCli(['sync', '--date', days[1]!, '--no-progress'], login);
+    expect(next.code, next.stderr.slice(-2000)).toBe(0);
+    expect(sim.liveLoginTokens()).toBe(before);
+  });
+
   it('backfill, SIGINT mid-run: 130, no lock; the next backfill finishes it', async () => {
     sim.setFaults(SLOW);
     const args = ['backfill', '--from', days[0]!, '--to', days[1]!, '--force', '--no-progress'];
