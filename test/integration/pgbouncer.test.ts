@@ -10,6 +10,8 @@
  *   handing out servers in turn). GEO_LOCK_URL through the pooler, or to another database: the same.
  * - Transaction mode with GEO_LOCK_URL (a direct URL): everything as in session mode, two runs
  *   never write at once, no prepared-statement or SET error, no lock left behind.
+ * - Both modes: a command stopped by SIGINT while its query waits has that query cancelled on the
+ *   server (PgBouncer forwards the cancel request), not left running after the client is gone.
  *
  * One PgBouncer for the file, one alias (database name of the pooler) per pool.
  */
@@ -20,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYNC_LOCK_KEY } from '../../src/load/postgres/advisory-lock.ts';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { runCli, startCli, type CliResult } from '../helpers/cli.ts';
+import { expectStopped, holdLocks, waitingOnLock } from '../helpers/signals.ts';
 import { sql, TestDatabases } from '../helpers/distributed.ts';
 import { dumpData } from '../helpers/dump.ts';
 import { metricsUrl, parseMetrics } from '../helpers/metrics.ts';
@@ -210,6 +213,51 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
       const report = await runCli(['report', '--out', file, ...range], pooled());
       expect(report.code, report.stderr.slice(-2000)).toBe(0);
       expect(readFileSync(file, 'utf8')).toMatch(/<svg/);
+    });
+
+    it('check stopped by SIGINT while its query waits: 130, and the pooler passes the cancel on to the server', async () => {
+      const m = await runCli(['migrate'], pooled());
+      expect(m.code, m.stderr.slice(-2000)).toBe(0);
+      // Every geo table but the two a command reads first, held by a transaction of the test's.
+      const tables = await sql<{ name: string }>(
+        db[mode],
+        `SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables
+          WHERE schemaname = 'geo' AND tablename NOT IN ('schema_migrations', 'sync_lock')`,
+      );
+      const release = await holdLocks(db[mode], [
+        `LOCK TABLE ${tables.map((t) => t.name).join(', ')} IN ACCESS EXCLUSIVE MODE`,
+      ]);
+      const waiting = () =>
+        sql(
+          db[mode],
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+      const p = startCli(['check', '--from', dates[0]!, '--to', dates[1]!], pooled());
+      try {
+        await Promise.race([
+          waitingOnLock(db[mode]),
+          p.done.then((r) => Promise.reject(new Error(r.stderr))),
+        ]);
+        p.child.kill('SIGINT');
+        const r = await Promise.race([p.done, new Promise<null>((s) => setTimeout(() => s(null), 10_000))]);
+        // A cancel the pooler dropped leaves the process waiting on its query until the test lets go.
+        expect(r, 'still running 10 s after SIGINT: its query was not cancelled').not.toBeNull();
+        expectStopped(r!);
+        // The locks are still held: only a cancel that reached the server ends its wait. (A
+        // query the pooler kept running for a gone client would wait here until they are let go.)
+        const deadline = Date.now() + 5000;
+        while ((await waiting()).length > 0 && Date.now() < deadline)
+          await new Promise((s) => setTimeout(s, 50));
+        expect(await waiting()).toEqual([]);
+      } finally {
+        await release();
+        await p.done;
+      }
+      const next = await runCli(
+        ['check', '--from', dates[0]!, '--to', dates[1]!, '--max-age-hours', '1'],
+        pooled(),
+      );
+      expect(next.code, next.stdout + next.stderr.slice(-2000)).toBe(0);
     });
 
     it('schedule runs, checks and stops on SIGTERM (exit 0)', async () => {
