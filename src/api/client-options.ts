@@ -41,7 +41,8 @@ export interface GeoClientOptions {
   random?: () => number;
   /**
    * The process's stop signal (SIGINT/SIGTERM): every wait (queue pause, AIMD gate, backoff) and
-   * every request in flight ends at once with its reason when it aborts.
+   * every request in flight ends at once with its reason when it aborts. Not `logout()`, which
+   * revokes a login token at exit: it has a bound of its own (3 s once this has aborted).
    */
   signal?: AbortSignal;
   /**

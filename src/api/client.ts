@@ -88,8 +88,9 @@ export const MAX_PAGE_SIZE = {
   deductionDetails: 100,
 } as const;
 
-/** How long a logout may take, its wait in the request queue included (see logout()). */
+/** How long a logout may take (see logout()); once the client's stop signal fired, the shorter. */
 export const LOGOUT_TIMEOUT_MS = 10_000;
+export const LOGOUT_WHEN_STOPPING_MS = 3_000;
 
 export class GeoClient {
   /** Counters: HTTP attempts, retries, 429s, failures, per endpoint and per error code. */
@@ -105,8 +106,12 @@ export class GeoClient {
   readonly #transport: Transport;
   readonly #executor: Executor;
   readonly #maxPages: number | undefined;
+  readonly #stop: AbortSignal | undefined;
+  readonly #logger: NonNullable<GeoClientOptions['logger']>;
 
   constructor(opts: GeoClientOptions) {
+    this.#stop = opts.signal;
+    this.#logger = opts.logger ?? silentLogger;
     this.#credentials = new Credentials(opts.auth);
     for (const s of this.#credentials.secrets()) registerSecret(s);
     this.queue = opts.queue ?? new RequestQueue();
@@ -185,22 +190,36 @@ export class GeoClient {
    * POST auth/logout: revokes the token in use and forgets it. With login auth and no token yet,
    * does nothing (it would not log in just to log out). Returns the server's message.
    *
-   * Not ended by the client's stop signal (a process stopping is exactly when it closes the client
-   * and revokes its login token; the stop would abort the request and leave the token valid, and
-   * tokens do not expire): by `LOGOUT_TIMEOUT_MS` instead, its wait in the queue included.
+   * Not ended by the client's stop signal: a process stopping is exactly when it closes the client
+   * and revokes its login token, and tokens do not expire. Sent once and outside the request queue
+   * (a Retry-After pause or a worker's spent share would hold it past the stop), within
+   * `LOGOUT_TIMEOUT_MS`, or `LOGOUT_WHEN_STOPPING_MS` once the stop signal fired. The timer keeps
+   * the process alive meanwhile: the request alone might not (Node would end an awaited exit
+   * path with nothing left to run).
    */
   async logout(): Promise<string | undefined> {
     if (this.#credentials.kind === 'login' && !this.#credentials.hasBearer) return undefined;
-    const message = await this.#executor.call({
-      name: 'logout',
-      shownParams: {},
-      path: ENDPOINTS.logout.path,
-      allowEmptyBody: true,
-      signal: AbortSignal.timeout(LOGOUT_TIMEOUT_MS),
-      decode: (b, _res, ctx) => decodeBody(MessageOnly, b, ctx).message,
-    });
-    this.#credentials.forgetRevoked();
-    return message;
+    const stopping = this.#stop?.aborted === true;
+    const ms = stopping ? LOGOUT_WHEN_STOPPING_MS : LOGOUT_TIMEOUT_MS;
+    if (stopping)
+      this.#logger.warn(`revoking the login token (up to ${ms / 1000} s; signal again to exit now)`);
+    const bound = new AbortController();
+    const timer = setTimeout(() => bound.abort(new Error(`logout: no answer within ${ms} ms`)), ms);
+    try {
+      const message = await this.#executor.call({
+        name: 'logout',
+        shownParams: {},
+        path: ENDPOINTS.logout.path,
+        allowEmptyBody: true,
+        signal: bound.signal,
+        alone: true,
+        decode: (b, _res, ctx) => decodeBody(MessageOnly, b, ctx).message,
+      });
+      this.#credentials.forgetRevoked();
+      return message;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   // ---- 4.2 Site diagnosis --------------------------------------------------------------------

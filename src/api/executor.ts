@@ -90,6 +90,11 @@ export interface CallPlan<T> {
    * revoke the token while the process is stopping (the stop would abort it), bounded by this.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Sent once, outside the request queue: not held by a Retry-After pause, the rate gate or a
+   * distributed worker's share (a logout at exit; waiting there, it would outlast the stop).
+   */
+  readonly alone?: boolean;
 }
 
 export interface ExecutorDeps {
@@ -189,7 +194,7 @@ export class Executor {
         );
         throw tooLong;
       }
-      if (rule.action === 'fail' || attempt >= d.retry.maxAttempts) {
+      if (rule.action === 'fail' || attempt >= d.retry.maxAttempts || plan.alone) {
         error.attempts = attempt;
         d.stats.failures++;
         d.logger.debug(
@@ -239,10 +244,12 @@ export class Executor {
     const d = this.#d;
     let res: HttpResponse;
     try {
-      res = await d.queue.run(() => d.transport.send(req), {
-        priority: req.priority,
-        ...(req.signal ? { signal: req.signal } : {}),
-      });
+      res = plan.alone
+        ? await d.transport.send(req)
+        : await d.queue.run(() => d.transport.send(req), {
+            priority: req.priority,
+            ...(req.signal ? { signal: req.signal } : {}),
+          });
     } catch (e) {
       // Stopped by the process's signal: not an outcome of the request, never retried.
       if (req.signal?.aborted) throw abortReason(req.signal);

@@ -86,6 +86,23 @@ describe('a signal in the middle of a command that talks to the API (DuckDB)', (
     const next = await runCli(['sync', '--date', days[1]!, '--no-progress'], login);
     expect(next.code, next.stderr.slice(-2000)).toBe(0);
     expect(sim.liveLoginTokens()).toBe(before);
+
+    // Stopped while the queue waits out a Retry-After of a minute: the logout does not wait in it.
+    sim.setFaults({ rateLimitEvery: 15, retryAfterSeconds: 60 });
+    try {
+      const paused = startCli(['sync', '--date', days[0]!, '--no-progress'], {
+        ...login,
+        GEO_LOG_LEVEL: 'info',
+      });
+      await paused.waitForLog(/"status":429.*"msg":"retrying request"/);
+      paused.child.kill('SIGINT');
+      const p = await paused.done;
+      expectStopped(p);
+      expect(p.stderr).toMatch(/revoking the login token \(up to 3 s; signal again to exit now\)/);
+    } finally {
+      sim.setFaults({});
+    }
+    expect(sim.liveLoginTokens()).toBe(before);
   });
 
   it('backfill, SIGINT mid-run: 130, no lock; the next backfill finishes it', async () => {
