@@ -31,13 +31,34 @@ interface BackfillRow {
 }
 
 /** The backfill's rows in geo.sync_runs: the enqueue and every attempt of every job. */
-async function backfillRuns(warehouse: Warehouse, backfill: string): Promise<SyncRunRow[]> {
+type BackfillRun = SyncRunRow & { job: string | null };
+
+async function backfillRuns(warehouse: Warehouse, backfill: string): Promise<BackfillRun[]> {
   const rows = await warehouse.query(
-    `SELECT rows, requests, retries, rate_limited, rejects, text_values_changed, status FROM geo.sync_runs
-     WHERE args->>'backfill' = $1`,
+    `SELECT rows, requests, retries, rate_limited, rejects, text_values_changed, status, started_at,
+       args->>'job' AS job
+     FROM geo.sync_runs WHERE args->>'backfill' = $1`,
     [backfill],
   );
-  return rows as unknown as SyncRunRow[];
+  return rows as unknown as BackfillRun[];
+}
+
+/**
+ * The records quarantined as the backfill stands: each job's latest attempt's and the latest
+ * enqueue's. An earlier run's rejects were read again by the later one (the same scope, the same
+ * unit), so a record the API has since served valid no longer counts, and one still invalid counts
+ * once. (Rows, requests and retries are what every run did, so they add up.)
+ */
+function currentRejects(runs: readonly BackfillRun[]): number {
+  const latest = new Map<string, BackfillRun>();
+  for (const r of runs) {
+    const key = r.job ?? 'enqueue';
+    const seen = latest.get(key);
+    if (!seen || new Date(r.started_at).getTime() > new Date(seen.started_at).getTime()) latest.set(key, r);
+  }
+  let n = 0;
+  for (const r of latest.values()) n += Number(r.rejects);
+  return n;
 }
 
 function rowsOf(r: SyncRunRow): Record<string, number> {
@@ -88,9 +109,10 @@ export async function summarize(
   if (!b) throw new Error(`no distributed backfill ${backfill} in ${QUEUE_SCHEMA}.backfills`);
   const c = newCounters();
   const api = { requests: 0, retries: 0, rateLimited: 0 };
-  for (const run of await backfillRuns(warehouse, backfill)) {
+  const runs = await backfillRuns(warehouse, backfill);
+  c.rejects = currentRejects(runs);
+  for (const run of runs) {
     for (const [t, n] of Object.entries(rowsOf(run))) c.rows[t] = (c.rows[t] ?? 0) + Number(n);
-    c.rejects += Number(run.rejects);
     c.textValuesChanged += Number(run.text_values_changed ?? 0);
     api.requests += Number(run.requests);
     api.retries += Number(run.retries);

@@ -84,7 +84,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     expect(other.stdout).not.toMatch(/queued 0 job\(s\)/);
   });
 
-  it('a platform task the API serves invalid is quarantined by the enqueue: its run is partial, exit 3, its units not queued', async () => {
+  it('a platform task the API serves invalid is quarantined by the enqueue: its run is partial, exit 3, its units not queued; served valid again, the same backfill ends clean', async () => {
     const url = await freshDb();
     const e = env(url, { GEO_ENRICH_FINANCE: 'false' });
     const bad = sim.world.allPlatformTasks().find((t) => String(t.customer_id) === customer)!;
@@ -120,6 +120,28 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     } finally {
       sim.world.mutations.reset();
     }
+
+    // The API serves the task valid again: the same backfill enqueued again queues its units, and
+    // once they ran the backfill stands without a quarantined record (the earlier enqueue's reject
+    // was read again, and is no more).
+    const same = [
+      'backfill',
+      '--from',
+      dates[0]!,
+      '--to',
+      dates[0]!,
+      '--customer',
+      customer,
+      '--distributed',
+    ];
+    const again = await runCli(same, e);
+    expect(again.code, again.stderr.slice(-2000)).toBe(0);
+    expect(again.stdout).not.toMatch(/quarantined/);
+    const w = await runCli(['worker', '--exit-when-idle'], e);
+    expect(w.code, w.stderr.slice(-2000)).toBe(0);
+    const done = await runCli([...same, '--wait', '--no-progress'], e);
+    expect(done.code, done.stdout + done.stderr.slice(-2000)).toBe(0);
+    expect(done.stdout).toMatch(/rejects: 0 quarantined/);
   });
 
   it('three workers, one killed with -9 mid-job, a fourth started later: equal to a single-process backfill', async () => {
