@@ -16,7 +16,7 @@ import { syncTaskConfig } from '../sync/account-data.ts';
 import { RunContext } from '../sync/context.ts';
 import { acquireLock, lockHolder } from '../sync/lock.ts';
 import { planUnits, refreshFromDay, unitKey } from '../sync/planner.ts';
-import { newRunId, writeScope, type ApiStats } from '../sync/run.ts';
+import { newRunId, runStatus, writeScope, type ApiStats } from '../sync/run.ts';
 import type { Json, SyncRunRow } from '../transform/rows.ts';
 import { QUEUE_NAME, QUEUE_SCHEMA, uuidV5, type JobData } from './queue.ts';
 
@@ -191,30 +191,19 @@ export async function enqueueBackfill(deps: EnqueueDeps, opts: EnqueueOptions): 
           jobs.map((j) => j.id!),
         )
       : 0;
-    logger.info(
-      {
-        queued,
-        requeued,
-        jobs: jobs.length,
-        units: plan.units.length,
-        skipped: plan.skipped.length,
-        rejects: ctx.counters.rejects,
-      },
-      'enqueued',
-    );
-    // A quarantined record (a platform task that failed validation: its units are not planned)
-    // makes the enqueue partial, as it makes a local run.
-    await warehouse.updateRun(runRow(ctx.counters.rejects > 0 ? 'partial' : 'success', null, true));
-    return {
-      backfill,
+    const counts = {
       queued,
       requeued,
       jobs: jobs.length,
       units: plan.units.length,
       skipped: plan.skipped.length,
       rejects: ctx.counters.rejects,
-      runId,
     };
+    logger.info(counts, 'enqueued');
+    // A quarantined record (a platform task that failed validation: its units are not planned)
+    // makes the enqueue partial, as it makes a local run.
+    await warehouse.updateRun(runRow(runStatus(ctx.counters, null), null, true));
+    return { backfill, ...counts, runId };
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     await warehouse.updateRun(runRow('failed', message, true)).catch(() => undefined);

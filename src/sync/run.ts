@@ -150,7 +150,8 @@ export async function writeScope(ctx: RunContext, warehouse: Warehouse, scope: S
   ctx.addRows('platform_tasks', platformTasks);
 }
 
-function runStatus(c: RunCounters, error: string | null): RunStatus {
+/** A run's status from its counters: failed on an error, partial with rejects or failed units. */
+export function runStatus(c: RunCounters, error: string | null): RunStatus {
   if (error) return 'failed';
   if (c.rejects > 0 || c.unitsFailed > 0) return 'partial';
   return 'success';

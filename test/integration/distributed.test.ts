@@ -44,6 +44,17 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     distributedEnv(sim.url, warehouse, extra);
 
   const range = () => ['--from', dates[0]!, '--to', dates[dates.length - 1]!, '--customer', customer];
+  /** The first day only: a backfill of its own. */
+  const firstDay = () => [
+    'backfill',
+    '--from',
+    dates[0]!,
+    '--to',
+    dates[0]!,
+    '--customer',
+    customer,
+    '--distributed',
+  ];
 
   beforeAll(async () => {
     sim = await startSimulator({ seed: 12, days: 6, executionsPerDay: 60 });
@@ -77,10 +88,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     const count = await sql<{ n: string }>(url, 'SELECT count(*) AS n FROM geo_queue.job');
     expect(Number(count[0]!.n)).toBe(queued);
     // The backfill's identity is in what it covers: another range is another backfill.
-    const other = await runCli(
-      ['backfill', '--from', dates[0]!, '--to', dates[0]!, '--customer', customer, '--distributed'],
-      env(url),
-    );
+    const other = await runCli(firstDay(), env(url));
     expect(other.stdout).not.toMatch(/queued 0 job\(s\)/);
   });
 
@@ -90,10 +98,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     const bad = sim.world.allPlatformTasks().find((t) => String(t.customer_id) === customer)!;
     sim.world.mutations.corruptPlatformTask(bad.task_id);
     try {
-      const enq = await runCli(
-        ['backfill', '--from', dates[0]!, '--to', dates[0]!, '--customer', customer, '--distributed'],
-        e,
-      );
+      const enq = await runCli(firstDay(), e);
       expect(enq.code, enq.stderr.slice(-2000)).toBe(3);
       const runId = /quarantined in geo\.sync_rejects \(run (\S+)\)/.exec(enq.stdout)?.[1];
       expect(runId, enq.stdout).toBeDefined();
@@ -124,16 +129,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     // The API serves the task valid again: the same backfill enqueued again queues its units, and
     // once they ran the backfill stands without a quarantined record (the earlier enqueue's reject
     // was read again, and is no more).
-    const same = [
-      'backfill',
-      '--from',
-      dates[0]!,
-      '--to',
-      dates[0]!,
-      '--customer',
-      customer,
-      '--distributed',
-    ];
+    const same = firstDay();
     const again = await runCli(same, e);
     expect(again.code, again.stderr.slice(-2000)).toBe(0);
     expect(again.stdout).not.toMatch(/quarantined/);
@@ -228,10 +224,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
   it('a job that keeps failing is retried a bounded number of times, then reported by --wait and runs', async () => {
     const url = await freshDb();
     const e = env(url, { GEO_JOB_RETRIES: '1', GEO_MAX_ATTEMPTS: '1', GEO_ENRICH_FINANCE: 'false' });
-    const enq = await runCli(
-      ['backfill', '--from', dates[0]!, '--to', dates[0]!, '--customer', customer, '--distributed'],
-      e,
-    );
+    const enq = await runCli(firstDay(), e);
     expect(enq.code, enq.stderr.slice(-2000)).toBe(0);
     sim.setFaults({ errorRate: 1 });
     try {
@@ -243,10 +236,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
     } finally {
       sim.setFaults({});
     }
-    const done = await runCli(
-      ['backfill', '--from', dates[0]!, '--to', dates[0]!, '--customer', customer, '--distributed', '--wait'],
-      e,
-    );
+    const done = await runCli([...firstDay(), '--wait'], e);
     expect(done.code).toBe(1);
     expect(done.stdout).toMatch(/: FAILED in/);
     expect(done.stdout).toMatch(/failed unit task_id=\d+ date=\S+: .*\(after 1 retries\)/);
@@ -264,16 +254,7 @@ describe.skipIf(!pgUp)('distributed backfill over PostgreSQL', () => {
 
     // The cause is gone: --retry-failed queues the failed jobs again, a worker runs them, and the
     // same backfill now ends done (re-running without the flag only reported the failure above).
-    const same = [
-      'backfill',
-      '--from',
-      dates[0]!,
-      '--to',
-      dates[0]!,
-      '--customer',
-      customer,
-      '--distributed',
-    ];
+    const same = firstDay();
     const again = await runCli([...same, '--retry-failed'], e);
     expect(again.code, again.stderr.slice(-2000)).toBe(0);
     expect(again.stdout).toMatch(/queued 0 job\(s\) .*; queued again [1-9]\d* failed or cancelled job\(s\)/);
