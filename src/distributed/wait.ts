@@ -30,9 +30,10 @@ interface BackfillRow {
   created_at: Date;
 }
 
-/** The backfill's rows in geo.sync_runs: the enqueue and every attempt of every job. */
+/** A row of geo.sync_runs of a backfill, with the job it ran (null: an enqueue). */
 type BackfillRun = SyncRunRow & { job: string | null };
 
+/** The backfill's rows in geo.sync_runs: the enqueue and every attempt of every job. */
 async function backfillRuns(warehouse: Warehouse, backfill: string): Promise<BackfillRun[]> {
   const rows = await warehouse.query(
     `SELECT rows, requests, retries, rate_limited, rejects, text_values_changed, status, started_at,
