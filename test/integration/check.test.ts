@@ -60,6 +60,9 @@ for (const target of warehouseTargets('check')) {
           await c.run(`ATTACH '${warehouse.replace(/^duckdb:/, '').replace(/'/g, "''")}' AS wh`);
           await c.run('USE wh');
           await c.run(sql, params);
+          // Released here, not whenever the instance is freed: the next CLI opens the file at once.
+          await c.run('USE memory');
+          await c.run('DETACH wh');
         } finally {
           c.closeSync();
           db.closeSync();
@@ -196,6 +199,8 @@ for (const target of warehouseTargets('check')) {
     it('asks a task that left the scope for its known days only, and counts only whole-scope runs as fresh', async () => {
       const checks = async () => {
         const r = await runCli(['check', ...range(), '--json'], env());
+        // 0 or 3 (a check failed): anything else is the command failing, and says why.
+        expect([0, 3], `exit ${r.code}: ${r.stderr.slice(-2000)}`).toContain(r.code);
         return Object.fromEntries(
           r.stdout
             .trim()
@@ -207,24 +212,28 @@ for (const target of warehouseTargets('check')) {
       // A platform task the last runs did not write (it left the scope) and that finished the
       // range's first day only: its later days are no unfinished work.
       const gone = 990_001;
-      await damage(
-        `INSERT INTO geo.platform_tasks (task_id, project_id, task_name, model_key, model_name, engine, status, status_name, synced_at)
-         VALUES (${gone}, 1, 'ended', 'm', 'M', 'e', 3, 'ended', TIMESTAMP '2000-01-01 00:00:00')`,
-      );
-      await damage(
-        `INSERT INTO geo.sync_checkpoints (task_id, date, run_id, finished_at, executions)
-         VALUES (${gone}, DATE '${dates[0]}', 'by-hand', now(), 0)`,
-      );
-      expect((await checks()).units_finished!.passed).toBe(true);
-      // Written by the latest run, it is still synced: its second day is missing.
-      await damage(`UPDATE geo.platform_tasks SET synced_at = now() WHERE task_id = ${gone}`);
-      const still = await checks();
-      expect(still.units_finished!.passed).toBe(false);
-      expect(still.units_finished!.sample).toEqual([
-        expect.objectContaining({ task_id: gone, date: dates[1], state: 'no checkpoint' }),
-      ]);
-      await damage(`DELETE FROM geo.sync_checkpoints WHERE task_id = ${gone}`);
-      await damage(`DELETE FROM geo.platform_tasks WHERE task_id = ${gone}`);
+      // Undone whatever happens, so that a failure here does not fail the next test too.
+      try {
+        await damage(
+          `INSERT INTO geo.platform_tasks (task_id, project_id, task_name, model_key, model_name, engine, status, status_name, synced_at)
+           VALUES (${gone}, 1, 'ended', 'm', 'M', 'e', 3, 'ended', TIMESTAMP '2000-01-01 00:00:00')`,
+        );
+        await damage(
+          `INSERT INTO geo.sync_checkpoints (task_id, date, run_id, finished_at, executions)
+           VALUES (${gone}, DATE '${dates[0]}', 'by-hand', now(), 0)`,
+        );
+        expect((await checks()).units_finished!.passed).toBe(true);
+        // Written by the latest run, it is still synced: its second day is missing.
+        await damage(`UPDATE geo.platform_tasks SET synced_at = now() WHERE task_id = ${gone}`);
+        const still = await checks();
+        expect(still.units_finished!.passed).toBe(false);
+        expect(still.units_finished!.sample).toEqual([
+          expect.objectContaining({ task_id: gone, date: dates[1], state: 'no checkpoint' }),
+        ]);
+      } finally {
+        await damage(`DELETE FROM geo.sync_checkpoints WHERE task_id = ${gone}`);
+        await damage(`DELETE FROM geo.platform_tasks WHERE task_id = ${gone}`);
+      }
 
       // Freshness: a recent diagnose, job attempt or enqueue says nothing of the synced data.
       await damage(
@@ -299,7 +308,7 @@ for (const target of warehouseTargets('check')) {
         `UPDATE geo.prompt_executions SET sources = sources + 1 WHERE prompt_task_id = ${counted!.prompt_task_id}`,
       );
       const again = await runCli(['check', ...range(), '--json'], env());
-      expect(again.code).toBe(3);
+      expect(again.code, again.stderr.slice(-2000)).toBe(3);
       const byName = Object.fromEntries(
         again.stdout
           .trim()

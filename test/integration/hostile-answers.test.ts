@@ -8,6 +8,7 @@
  *   partial (exit 3) and is recorded as such; `schedule` goes on ticking after such a run.
  * - A key with CR or LF: exit 2 at configuration, one line naming GEO_API_KEY; a login
  *   token with CR that the server hands out fails its requests at once, and whoami exits.
+ * - A wrong key while the other endpoint whoami asks answers 503: whoami reports the 401.
  * - An unknown member nested 4,000 arrays deep in an execution's listed item, sources,
  *   product cards and screenshot: the unit finishes, the run succeeds, and the next run finds the
  *   execution unchanged.
@@ -329,7 +330,7 @@ describe('a giant answer and the scheduler', () => {
   }, 120_000);
 });
 
-describe('a key with CR or LF', () => {
+describe('a bad key: with CR or LF, or wrong', () => {
   let sim: RunningSimulator;
   beforeAll(async () => {
     sim = await startSimulator({ seed: 27, days: 1, executionsPerDay: 2 });
@@ -384,6 +385,39 @@ describe('a key with CR or LF', () => {
       // Only the login reached the server: the refused requests were never sent, nor retried.
       expect(proxy.hits.get('/api/v2/auth/user')).toBeUndefined();
       expect(proxy.hits.get('/api/v2/finance/balance')).toBeUndefined();
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
+
+  // whoami asks two endpoints at once; it reported whichever failed first, so a wrong key
+  // could show as a server hiccup (seen in CI under injected 5xx).
+  it('whoami with a wrong key reports the 401, also while the other endpoint answers 503', async () => {
+    // The 503s come at once and the 401 late, so the 503 fails first.
+    const proxy = await startProxy(sim.url, {
+      answer: (_req, res, url) => {
+        const [status, body, delayMs] =
+          url.pathname === '/api/v2/auth/user'
+            ? [503, 'Service Unavailable', 0]
+            : [401, 'Unauthenticated.', 500];
+        setTimeout(() => {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ success: false, message: body }));
+        }, delayMs);
+        return true;
+      },
+    });
+    try {
+      const r = await runCli(['whoami'], {
+        GEO_BASE_URL: proxy.url,
+        GEO_API_KEY: 'sk-wrong-key-123456',
+        GEO_MAX_ATTEMPTS: '2',
+        GEO_RETRY_BASE_DELAY_MS: '1',
+      });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/^error: unauthorized \(401\).*GET \/api\/v2\/finance\/balance/m);
+      expect(r.stderr).not.toContain('sk-wrong-key-123456');
+      expect(proxy.hits.get('/api/v2/auth/user')).toBe(2);
     } finally {
       await proxy.close();
     }

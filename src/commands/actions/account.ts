@@ -11,7 +11,7 @@ import { withApi } from './with-api.ts';
 /** `whoami`. */
 export async function whoami(opts: CommonOpts): Promise<void> {
   await withApi(opts, async (api) => {
-    const [user, balance] = await Promise.all([api.client.user(), api.client.balance()]);
+    const [user, balance] = await bothOrDecisive(api.client.user(), api.client.balance());
     process.stdout.write(
       [
         `user:       ${user.name} <${user.email}> (id ${user.id}, uuid ${user.uuid})`,
@@ -24,6 +24,18 @@ export async function whoami(opts: CommonOpts): Promise<void> {
         .join('\n') + '\n',
     );
   });
+}
+
+/**
+ * Both answers, or the more telling failure: a refusal (401, 403: the key or account is wrong)
+ * over a transient one (5xx, timeout) that another try would likely get past. Promise.all would
+ * report whichever failed first, so a wrong key could be shown as a server hiccup.
+ */
+async function bothOrDecisive<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [ra, rb] = await Promise.allSettled([a, b]);
+  if (ra.status === 'fulfilled' && rb.status === 'fulfilled') return [ra.value, rb.value];
+  const failures = [ra, rb].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+  throw failures.find((e) => isGeoApiError(e) && !e.retryable) ?? failures[0];
 }
 
 function describeDiagnosis(d: SiteDiagnosis): string {
