@@ -128,6 +128,12 @@ export const ConfigSchema = z.strictObject({
   /** Executions per warehouse transaction. @default 200 */
   batchSize: positiveInt(10_000).default(200),
   /**
+   * The longest a transaction of fewer than `batchSize` executions waits for more, ms: each
+   * transaction has a fixed cost, and a run whose API answers slowly would otherwise commit a
+   * few executions at a time. 0 commits as soon as anything is read. @default 1000
+   */
+  writeLingerMs: z.number().int().min(0).max(60_000).default(1000),
+  /**
    * Change detection: an execution whose task/results item is unchanged since it was last read
    * (and whose children were read completely then) is not read again. Assumes children change
    * only together with their listed item; `geo-sync verify` checks it. @default true
@@ -198,6 +204,7 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_RETRY_MAX_DELAY_MS: { key: 'retryMaxDelayMs', kind: 'int' },
   GEO_MAX_RETRY_AFTER_SECONDS: { key: 'maxRetryAfterSeconds', kind: 'int' },
   GEO_BATCH_SIZE: { key: 'batchSize', kind: 'int' },
+  GEO_WRITE_LINGER_MS: { key: 'writeLingerMs', kind: 'int' },
   GEO_LOOKBACK_DAYS: { key: 'lookbackDays', kind: 'int' },
   GEO_CHANGE_DETECTION: { key: 'changeDetection', kind: 'bool' },
   GEO_SCHEDULE: { key: 'schedule', kind: 'string' },

@@ -363,6 +363,8 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       } else {
         const read = await runUnit(ctx, { task_id: data.task_id, date: data.date });
         readOver();
+        // Its last rows and checkpoint committed now, not after the writer's linger.
+        await ctx.writer.drain();
         const outcome = await read.outcome;
         if (outcome.status === 'done') ctx.counters.unitsDone++;
         else if (!stopped.aborted) {

@@ -200,6 +200,7 @@ export class RunContext {
           });
         },
       },
+      { ms: config.writeLingerMs, fullTransaction: Math.max(1, config.batchSize) },
     );
   }
 

@@ -281,8 +281,10 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     }).catch((e: unknown) => {
       unitsError = { error: e };
     });
-    await Promise.all(committing);
+    // Drained first: the units' outcomes wait for their commits, which would otherwise linger.
     await ctx.writer.drain();
+    await Promise.all(committing);
+    logger.debug({ transactions: ctx.writer.transactions, rows: ctx.writer.rows }, 'writer drained');
     if (unitsError) throw (unitsError as { error: unknown }).error;
     await Promise.all(sideReads);
     await ctx.flushRejects();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { UnitCompletion } from '../../src/load/warehouse.ts';
 import { emptyBatch } from '../../src/sync/batch.ts';
 import { GroupWriter, type Isolation, type NotStored } from '../../src/sync/writer.ts';
@@ -299,5 +299,76 @@ describe('GroupWriter: a transaction that fails because of one row', () => {
     await w.drain();
     expect(r.quarantined.map((q) => q.prompt_task_id)).toEqual([2]);
     expect(r.calls.filter((c) => c.ok).map((c) => c.ids)).toEqual([[1], [3, 4]]);
+  });
+});
+
+describe('GroupWriter lingering (a transaction of fewer than fullTransaction executions waits for more)', () => {
+  const linger = { ms: 1000, fullTransaction: 4 };
+  const settle = () => new Promise<void>((res) => setImmediate(res));
+  const lingering = () => {
+    const r = recorder();
+    return { r, w: new GroupWriter(r.commit, 100, {}, 100, undefined, linger) };
+  };
+  const withFakeTime = async (fn: () => Promise<void>) => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      await fn();
+    } finally {
+      vi.useRealTimers();
+    }
+  };
+
+  it('commits what trickles in as one transaction once the oldest has waited linger.ms', () =>
+    withFakeTime(async () => {
+      const { r, w } = lingering();
+      await w.add(1, '2026-11-20', batchOf(exec(1, 1)));
+      await vi.advanceTimersByTimeAsync(400);
+      await w.add(2, '2026-11-20', batchOf(exec(2, 2)));
+      const done = w.complete(completion(1));
+      await vi.advanceTimersByTimeAsync(599);
+      expect(r.txs).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      await done;
+      expect(r.txs).toEqual([{ ids: [1, 2], units: [1] }]);
+    }));
+
+  it.each([
+    [
+      'a full transaction pending',
+      async (w: GroupWriter) => w.add(3, '2026-11-20', batchOf(exec(3, 3), exec(4, 3), exec(5, 3))),
+    ],
+    ['a drain', async (w: GroupWriter) => w.drain()],
+  ])('commits at once on %s', (_name, trigger) =>
+    withFakeTime(async () => {
+      const { r, w } = lingering();
+      await w.add(1, '2026-11-20', batchOf(exec(1, 1)));
+      await vi.advanceTimersByTimeAsync(10);
+      expect(r.txs).toEqual([]);
+      await trigger(w);
+      await settle();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(r.txs.length).toBe(1);
+      expect(r.txs[0]!.ids[0]).toBe(1);
+    }),
+  );
+
+  it('a completion alone waits too, and a drain under way ends the wait', () =>
+    withFakeTime(async () => {
+      const { r, w } = lingering();
+      let committed = false;
+      const done = w.complete(completion(7)).then(() => (committed = true));
+      await vi.advanceTimersByTimeAsync(500);
+      expect(committed).toBe(false);
+      await w.drain();
+      await done;
+      expect(r.txs).toEqual([{ ids: [], units: [7] }]);
+    }));
+
+  it('without linger (ms 0) each transaction starts as soon as anything is pending', async () => {
+    const r = recorder();
+    const w = new GroupWriter(r.commit, 100, {}, 100, undefined, { ms: 0, fullTransaction: 4 });
+    await w.add(1, '2026-11-20', batchOf(exec(1, 1)));
+    await settle();
+    expect(r.txs).toEqual([{ ids: [1], units: [] }]);
   });
 });
