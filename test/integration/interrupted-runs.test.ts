@@ -37,6 +37,8 @@ for (const t of warehouseTargets('interrupted-runs')) {
         GEO_REQUESTS_PER_SECOND: '10000',
         GEO_ENRICH_DIAGNOSIS: 'false',
         GEO_ENRICH_FINANCE: 'false',
+        // Commits as it reads (no linger), so its first "unit done" comes while it still reads.
+        GEO_WRITE_LINGER_MS: '0',
       };
     }
 

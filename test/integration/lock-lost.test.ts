@@ -49,6 +49,8 @@ describe.skipIf(!pgUp)('the PostgreSQL lock connection is lost during a run', ()
         GEO_CONCURRENCY: '4',
         GEO_REQUESTS_PER_SECOND: '5000',
         GEO_LOOKBACK_DAYS: '0',
+        // Commits as it reads (no linger), so its first "unit done" comes while it still reads.
+        GEO_WRITE_LINGER_MS: '0',
       };
       const args = ['backfill', '--from', dates[0]!, '--to', dates[dates.length - 1]!, '--no-progress'];
       const p = startCli(args, env);

@@ -59,6 +59,8 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
     GEO_RETRY_BASE_DELAY_MS: '5',
     GEO_ENRICH_DIAGNOSIS: 'false',
     GEO_JOB_RETRY_DELAY_SECONDS: '1',
+    // Commits as it reads (no linger), so a run's first "unit done" comes while it still reads.
+    GEO_WRITE_LINGER_MS: '0',
     ...extra,
   });
   const nameOf = (url: string) => new URL(url).pathname.slice(1);

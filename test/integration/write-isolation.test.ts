@@ -147,7 +147,8 @@ for (const t of warehouseTargets('write-isolation')) {
         await w.writeExecutionBatch(unitBatch(12, [1202]));
         const config = loadConfig({
           env: {},
-          overrides: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k', warehouse: url },
+          // No linger: the first unit's rows go at once, in a transaction of their own.
+          overrides: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k', warehouse: url, writeLingerMs: 0 },
         });
         const ctx = new RunContext(
           'run-a',

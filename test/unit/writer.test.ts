@@ -310,7 +310,7 @@ describe('GroupWriter lingering (a transaction of fewer than fullTransaction exe
     return { r, w: new GroupWriter(r.commit, 100, {}, 100, undefined, linger) };
   };
   const withFakeTime = async (fn: () => Promise<void>) => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     try {
       await fn();
     } finally {
@@ -336,9 +336,10 @@ describe('GroupWriter lingering (a transaction of fewer than fullTransaction exe
     [
       'a full transaction pending',
       async (w: GroupWriter) => w.add(3, '2026-11-20', batchOf(exec(3, 3), exec(4, 3), exec(5, 3))),
+      [1, 3, 4, 5],
     ],
-    ['a drain', async (w: GroupWriter) => w.drain()],
-  ])('commits at once on %s', (_name, trigger) =>
+    ['a drain', async (w: GroupWriter) => w.drain(), [1]],
+  ])('commits at once on %s', (_name, trigger, ids) =>
     withFakeTime(async () => {
       const { r, w } = lingering();
       await w.add(1, '2026-11-20', batchOf(exec(1, 1)));
@@ -347,10 +348,59 @@ describe('GroupWriter lingering (a transaction of fewer than fullTransaction exe
       await trigger(w);
       await settle();
       await vi.advanceTimersByTimeAsync(0);
-      expect(r.txs.length).toBe(1);
-      expect(r.txs[0]!.ids[0]).toBe(1);
+      expect(r.txs).toEqual([{ ids, units: [] }]);
     }),
   );
+
+  it('lingers again after a drain', () =>
+    withFakeTime(async () => {
+      const { r, w } = lingering();
+      await w.add(1, '2026-11-20', batchOf(exec(1, 1)));
+      await w.drain();
+      await w.add(2, '2026-11-20', batchOf(exec(2, 2)));
+      await vi.advanceTimersByTimeAsync(999);
+      expect(r.txs).toEqual([{ ids: [1], units: [] }]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(r.txs).toEqual([
+        { ids: [1], units: [] },
+        { ids: [2], units: [] },
+      ]);
+    }));
+
+  // A unit held by backpressure waits for the writer to be idle: a small tail that came while
+  // the transaction holding its rows ran must not keep it waiting linger.ms more.
+  it('a unit held by backpressure ends the wait', () =>
+    withFakeTime(async () => {
+      const r = recorder();
+      const w = new GroupWriter(r.commit, 4, {}, 4, undefined, linger);
+      const releaseFirst = r.hold();
+      // A full transaction: committed at once, and held by the warehouse.
+      await w.add(1, '2026-11-20', batchOf(exec(1, 1), exec(2, 1), exec(3, 1), exec(4, 1)));
+      let returned = false;
+      const held = w
+        .add(2, '2026-11-20', batchOf(exec(5, 2), exec(6, 2), exec(7, 2), exec(8, 2)))
+        .then(() => (returned = true));
+      await settle();
+      expect(returned).toBe(false);
+      // The next transaction takes unit 2's rows, and is held too.
+      releaseFirst();
+      const releaseSecond = r.hold();
+      await settle();
+      // A tail of one execution, and a completion, come meanwhile.
+      await w.add(3, '2026-11-20', batchOf(exec(9, 3)));
+      const done = w.complete(completion(3));
+      releaseSecond();
+      await vi.advanceTimersByTimeAsync(0);
+      // No time passed: the tail was committed without lingering, and unit 2 goes on.
+      expect(returned).toBe(true);
+      await held;
+      await done;
+      expect(r.txs).toEqual([
+        { ids: [1, 2, 3, 4], units: [] },
+        { ids: [5, 6, 7, 8], units: [] },
+        { ids: [9], units: [3] },
+      ]);
+    }));
 
   it('a completion alone waits too, and a drain under way ends the wait', () =>
     withFakeTime(async () => {

@@ -28,14 +28,34 @@ export async function whoami(opts: CommonOpts): Promise<void> {
 
 /**
  * Both answers, or the more telling failure: a refusal (401, 403: the key or account is wrong)
- * over a transient one (5xx, timeout) that another try would likely get past. Promise.all would
- * report whichever failed first, so a wrong key could be shown as a server hiccup.
+ * at once, else, once both have settled, the first transient one (5xx, timeout) that another try
+ * would likely get past. Promise.all reported whichever failed first, so a wrong key could be
+ * shown as a server hiccup.
  */
-async function bothOrDecisive<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
-  const [ra, rb] = await Promise.allSettled([a, b]);
-  if (ra.status === 'fulfilled' && rb.status === 'fulfilled') return [ra.value, rb.value];
-  const failures = [ra, rb].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
-  throw failures.find((e) => isGeoApiError(e) && !e.retryable) ?? failures[0];
+function bothOrDecisive<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  return new Promise<[A, B]>((resolve, reject) => {
+    const values: [A?, B?] = [];
+    let transient: { error: unknown } | null = null;
+    let settled = 0;
+    const settle = () => {
+      if (++settled < 2) return;
+      if (transient) reject(transient.error);
+      else resolve(values as [A, B]);
+    };
+    const failed = (e: unknown) => {
+      if (isGeoApiError(e) && !e.retryable) reject(e);
+      transient ??= { error: e };
+      settle();
+    };
+    a.then((v) => {
+      values[0] = v;
+      settle();
+    }, failed);
+    b.then((v) => {
+      values[1] = v;
+      settle();
+    }, failed);
+  });
 }
 
 function describeDiagnosis(d: SiteDiagnosis): string {
