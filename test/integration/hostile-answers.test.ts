@@ -8,7 +8,8 @@
  *   partial (exit 3) and is recorded as such; `schedule` goes on ticking after such a run.
  * - A key with CR or LF: exit 2 at configuration, one line naming GEO_API_KEY; a login
  *   token with CR that the server hands out fails its requests at once, and whoami exits.
- * - A wrong key while the other endpoint whoami asks answers 503: whoami reports the 401.
+ * - A wrong key while the other endpoint whoami asks answers 503, or not at all: whoami
+ *   reports the 401, as soon as it comes.
  * - An unknown member nested 4,000 arrays deep in an execution's listed item, sources,
  *   product cards and screenshot: the unit finishes, the run succeeds, and the next run finds the
  *   execution unchanged.
@@ -418,6 +419,30 @@ describe('a bad key: with CR or LF, or wrong', () => {
       expect(r.stderr).toMatch(/^error: unauthorized \(401\).*GET \/api\/v2\/finance\/balance/m);
       expect(r.stderr).not.toContain('sk-wrong-key-123456');
       expect(proxy.hits.get('/api/v2/auth/user')).toBe(2);
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
+
+  it('whoami reports a 401 as soon as it comes, while the other request is still unanswered', async () => {
+    // auth/user never answers (within its 60 s timeout); balance refuses the key at once.
+    const proxy = await startProxy(sim.url, {
+      answer: (_req, res, url) => {
+        if (url.pathname === '/api/v2/auth/user') return true;
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ success: false, message: 'Unauthenticated.' }));
+        return true;
+      },
+    });
+    try {
+      const r = await runCli(['whoami'], {
+        GEO_BASE_URL: proxy.url,
+        GEO_API_KEY: 'sk-wrong-key-123456',
+        GEO_TIMEOUT_MS: '60000',
+      });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/^error: unauthorized \(401\).*GET \/api\/v2\/finance\/balance/m);
+      expect(proxy.hits.get('/api/v2/auth/user')).toBe(1);
     } finally {
       await proxy.close();
     }

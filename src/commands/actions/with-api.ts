@@ -11,9 +11,15 @@ import { configFrom, loggerFor } from './common.ts';
 export async function withApi<T>(opts: CommonOpts, fn: (api: Api) => Promise<T>): Promise<T> {
   const config = configFrom(opts);
   const logger = loggerFor(config);
-  const api = createApi(config, logger, { signal: stopSignal(logger) });
+  // Ended when `fn` fails: a request still under way then (whoami's other half, after the key
+  // was refused) is abandoned, not waited for until its timeout as the client's close would.
+  const failed = new AbortController();
+  const api = createApi(config, logger, { signal: AbortSignal.any([stopSignal(logger), failed.signal]) });
   try {
     return await fn(api);
+  } catch (e) {
+    failed.abort(e);
+    throw e;
   } finally {
     await api.close();
   }
