@@ -12,11 +12,10 @@
  * whatever it carries. Committing as soon as anything was pending, a run whose API answers in
  * 50 ms had its writer busy all the time with transactions of a few executions: 500 of them
  * for 1,064 executions, where a run at latency 0 needed 28, and the process spent 2.2x the CPU
- * it spends with the linger.
- * So, given `linger`, the writer waits before a transaction that would carry less than a full
- * one (`fullTransaction` executions) until the oldest thing pending has waited `ms`, then
- * commits all of it. Units go on reading meanwhile; a full transaction, a unit held by
- * backpressure (too much pending) or a drain() ends the wait at once.
+ * it spends with the linger. So, given `linger`, the writer waits before a transaction that
+ * would carry less than a full one (`fullTransaction` executions) until the oldest thing
+ * pending has waited `ms`, then commits all of it. Units go on reading meanwhile; a full
+ * transaction, a unit held by backpressure (too much pending) or a drain() ends the wait.
  *
  * A transaction that fails because of the values of some of its rows (Isolation) does not fail
  * its units: its executions are written again in halves until each execution whose rows fail
@@ -211,10 +210,9 @@ export class GroupWriter {
 
   /**
    * How long the next transaction should still wait, ms (see Lingering): 0 when a full one is
-   * pending, a drain() is under way, an add() is held by backpressure, or the oldest pending part
-   * or completion has waited
-   * `linger.ms`. Synchronous, so that without a wait the loop takes its parts at once, before
-   * add() judges the backpressure.
+   * pending, a drain() is under way, an add() is held by backpressure, or the oldest pending
+   * part or completion has waited `linger.ms`. Synchronous, so that without a wait the loop
+   * takes its parts at once, before add() judges the backpressure.
    */
   private lingerLeft(): number {
     if (this.draining > 0 || this.held > 0 || this.pendingExecutions >= this.linger.fullTransaction) return 0;
