@@ -28,34 +28,18 @@ export async function whoami(opts: CommonOpts): Promise<void> {
 
 /**
  * Both answers, or the more telling failure: a refusal (401, 403: the key or account is wrong)
- * at once, else, once both have settled, the first transient one (5xx, timeout) that another try
- * would likely get past. Promise.all reported whichever failed first, so a wrong key could be
- * shown as a server hiccup.
+ * as soon as it comes, else, once both have settled, a transient failure (5xx, timeout: another
+ * try would likely get past it). Promise.all reported whichever failed first, so a wrong key
+ * could be shown as a server hiccup.
  */
-function bothOrDecisive<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
-  return new Promise<[A, B]>((resolve, reject) => {
-    const values: [A?, B?] = [];
-    let transient: { error: unknown } | null = null;
-    let settled = 0;
-    const settle = () => {
-      if (++settled < 2) return;
-      if (transient) reject(transient.error);
-      else resolve(values as [A, B]);
-    };
-    const failed = (e: unknown) => {
-      if (isGeoApiError(e) && !e.retryable) reject(e);
-      transient ??= { error: e };
-      settle();
-    };
-    a.then((v) => {
-      values[0] = v;
-      settle();
-    }, failed);
-    b.then((v) => {
-      values[1] = v;
-      settle();
-    }, failed);
+async function bothOrDecisive<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const refused = new Promise<never>((_resolve, reject) => {
+    for (const p of [a, b]) p.catch((e: unknown) => isGeoApiError(e) && !e.retryable && reject(e));
   });
+  const [ra, rb] = await Promise.race([Promise.allSettled([a, b] as const), refused]);
+  if (ra.status === 'rejected') throw ra.reason;
+  if (rb.status === 'rejected') throw rb.reason;
+  return [ra.value, rb.value];
 }
 
 function describeDiagnosis(d: SiteDiagnosis): string {
