@@ -15,7 +15,7 @@ import type { Warehouse } from './load/warehouse.ts';
 import { abortReason } from './abort.ts';
 import { settingName } from './app-warehouse.ts';
 import { acquireLock, lockHolder, LockLostError } from './sync/lock.ts';
-import { runSync, type Progress, type RunOptions, type RunSummary } from './sync/run.ts';
+import { runSync, type ApiStats, type Progress, type RunOptions, type RunSummary } from './sync/run.ts';
 
 // Kept here for the commands and library users that import them from the wiring.
 export { UsageError };
@@ -98,6 +98,10 @@ export function createApi(
 
 export interface RunCommandOptions extends RunOptions {
   waitForLockMs: number;
+  /** The client's counters when the run's first request was made (before the lock, `scope`). */
+  apiStatsFrom?: ApiStats;
+  /** Records quarantined while `scope` was read before the run: the run's, stored with its own. */
+  rejectedAhead?: RejectedRecord[];
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
   now?: () => Date;
@@ -131,7 +135,11 @@ export async function runLocked(
   // The client outlives a run in `schedule` (and a library pipeline): its counters add up
   // every run, so this run's figures are what they gained since it started.
   const stats = api.client.stats;
-  const base = { requests: stats.requests, retries: stats.retries, rateLimited: stats.rateLimited };
+  const base = opts.apiStatsFrom ?? {
+    requests: stats.requests,
+    retries: stats.retries,
+    rateLimited: stats.rateLimited,
+  };
   try {
     return await runSync(
       {
@@ -144,7 +152,10 @@ export async function runLocked(
           retries: stats.retries - base.retries,
           rateLimited: stats.rateLimited - base.rateLimited,
         }),
-        bindRejectSink: (sink) => api.setRejectSink(sink),
+        bindRejectSink: (sink) => {
+          api.setRejectSink(sink);
+          for (const r of opts.rejectedAhead?.splice(0) ?? []) sink(r);
+        },
         signal: stop.signal,
         ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
         ...(opts.now ? { now: opts.now } : {}),

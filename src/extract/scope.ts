@@ -71,14 +71,21 @@ export async function resolveScope(api: ApiPort, customers: readonly number[]): 
     }
   };
 
+  // Every customer's requests at once (they are independent), their results taken in the
+  // customers' order: the scope is the same as read one customer after another.
   if (customers.length > 0) {
     scope.customers = [...new Set(customers)];
-    for (const customerId of scope.customers) {
-      const tasks = await collect(api.monitoringTasks(customerId));
+    const read = await Promise.all(
+      scope.customers.map(async (customerId) => {
+        const tasks = await collect(api.monitoringTasks(customerId));
+        const lists = await Promise.all(
+          tasks.map((t) => platformTasksOf(api, t.project_id, customerId, scope)),
+        );
+        return { tasks, lists };
+      }),
+    );
+    for (const { tasks, lists } of read) {
       scope.monitoringTasks.push(...tasks);
-      const lists = await Promise.all(
-        tasks.map((t) => platformTasksOf(api, t.project_id, customerId, scope)),
-      );
       lists.forEach(addPlatformTasks);
     }
     return scope;
@@ -98,9 +105,8 @@ export async function resolveScope(api: ApiPort, customers: readonly number[]): 
   // The hierarchical row of each monitoring task comes from customer/projects where it has a
   // project; historical tasks (customer_id null) fall back to the legacy item.
   const hierarchical = new Map<number, MonitoringTask>();
-  for (const customerId of scope.customers) {
-    for await (const t of api.monitoringTasks(customerId)) hierarchical.set(t.project_id, t);
-  }
+  const byCustomer = await Promise.all(scope.customers.map((c) => collect(api.monitoringTasks(c))));
+  for (const t of byCustomer.flat()) hierarchical.set(t.project_id, t);
   for (const t of legacy) {
     scope.monitoringTasks.push(
       hierarchical.get(t.number_id) ?? monitoringTaskFromLegacy(t, customerOf.get(t.number_id) ?? null),

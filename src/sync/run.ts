@@ -54,6 +54,11 @@ export interface RunOptions {
   args: Json;
   /** Units run at once; each keeps many requests in flight through the shared queue. */
   unitConcurrency?: number;
+  /**
+   * The scope, already being read: the CLI starts reading it while the warehouse opens and
+   * migrates, which no request waits for. Its failure fails the run where reading it would.
+   */
+  scope?: Promise<Scope>;
 }
 
 export interface Progress {
@@ -212,6 +217,8 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
     };
   };
   await deps.warehouse.insertRun(runRow());
+  // From here the run is recorded: a stop marks it interrupted, a failure failed.
+  logger.info({ kind: opts.kind, dates: opts.dates.length }, 'run started');
   const progress = () =>
     deps.onProgress?.({
       unitsDone: c.unitsDone + c.unitsFailed,
@@ -222,7 +229,7 @@ export async function runSync(deps: RunDeps, opts: RunOptions): Promise<RunSumma
 
   const sideReads: Promise<void>[] = [];
   try {
-    scope = await resolveScope(deps.api, opts.customers);
+    scope = await (opts.scope ?? resolveScope(deps.api, opts.customers));
     logger.info(
       {
         customers: scope.customers.length,

@@ -40,10 +40,13 @@ describe('a signal during a 60-second Retry-After pause', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`${signal}: exits 130 at once, the run recorded as interrupted`, { timeout: 15_000 }, async () => {
       const p = startCli(['sync', '--date', sim.world.dates()[0]!, '--no-progress'], env);
-      // The client logs each rate-limited retry with the wait it is about to do.
-      await p.waitForLog(
-        /"delayMs":60000.*"msg":"retrying request"|"msg":"retrying request".*"delayMs":60000/,
-      );
+      // The client logs each rate-limited retry with the wait it is about to do. The scope is
+      // read while the warehouse opens: the run is recorded (and so can be marked) only from
+      // "run started".
+      await Promise.all([
+        p.waitForLog(/"delayMs":60000.*"msg":"retrying request"|"msg":"retrying request".*"delayMs":60000/),
+        p.waitForLog(/"msg":"run started"/),
+      ]);
       p.child.kill(signal);
       const r = await p.done;
       expect(r.code, r.stderr.slice(-2000)).toBe(130);
