@@ -9,7 +9,7 @@
  * source and rank item of the synced day is kept; 40% of the sources cite a long tail of 20,000
  * domains instead (the simulator cites a few dozen); one product card per execution.
  */
-import { ROLLUP_TABLES } from '../dist/load/tables.js';
+import { ACCOUNT_ROLLUP_TABLES, ROLLUP_TABLES } from '../dist/load/tables.js';
 
 type Dialect = 'postgres' | 'duckdb';
 
@@ -145,7 +145,8 @@ export async function growYear(dialect: Dialect, exec: Exec, columnsOf: ColumnsO
        (SELECT count(*) FROM ${SEED}.source_index) AS sources`,
   );
   const cleared = [...steps.map((s) => s.table), 'execution_fingerprints', 'sync_checkpoints'];
-  for (const t of [...cleared, ...ROLLUP_TABLES.map((r) => r.table)]) await exec(`DELETE FROM geo.${t}`);
+  for (const t of [...cleared, ...[...ROLLUP_TABLES, ...ACCOUNT_ROLLUP_TABLES].map((r) => r.table)])
+    await exec(`DELETE FROM geo.${t}`);
   for (const s of steps) {
     const perDay = s.table === 'monitoring_tasks' || s.table === 'platform_tasks' ? false : true;
     const cols = await columnsOf(s.table);

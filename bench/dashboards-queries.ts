@@ -1,7 +1,7 @@
 /**
  * The dashboard tiles the per-day aggregates were built for (the tiles of a large account's
  * BI dashboards), as a BI tool sends them: one query per tile over the
- * views. `v` is the schema of the views queried: `geo` (now) or `bench_raw` (the views as they
+ * views (a tile of the whole account over the views of the whole account). `v` is the schema of the views queried: `geo` (now) or `bench_raw` (the views as they
  * were before the per-day aggregates, bench/dashboards/before-views.*.sql).
  */
 export interface DashboardParams {
@@ -39,7 +39,7 @@ export const DASHBOARD_QUERIES: readonly DashboardQuery[] = [
   {
     name: 'top cited domains of the whole account, last 30 days',
     sql: (v) => `SELECT domain, sum(citations) AS citations, sum(executions_citing) AS executions
-      FROM ${v}.citations_daily WHERE date > ${day(1)} - 30
+      FROM ${v}.citations_account_daily WHERE date > ${day(1)} - 30
       GROUP BY domain ORDER BY citations DESC, domain LIMIT 20`,
     params: (p) => [p.last],
   },
@@ -52,7 +52,7 @@ export const DASHBOARD_QUERIES: readonly DashboardQuery[] = [
   {
     name: 'the account’s brand visibility, last 7 days',
     sql: (v) => `SELECT brand, sum(executions_ranked) * 1.0 / sum(executions) AS visibility_rate
-      FROM ${v}.brand_visibility_daily WHERE date > ${day(1)} - 7
+      FROM ${v}.brand_visibility_account_daily WHERE date > ${day(1)} - 7
       GROUP BY brand ORDER BY visibility_rate DESC, brand`,
     params: (p) => [p.last],
   },

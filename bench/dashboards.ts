@@ -147,6 +147,8 @@ const VIEW_NAMES = [
   'citations_daily',
   'citations_weekly',
   'question_rank_daily',
+  'citations_account_daily',
+  'brand_visibility_account_daily',
 ];
 
 /** The old views, created in schema bench_raw over the geo tables. */

@@ -155,6 +155,25 @@ FROM (
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = b.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = b.task_id;
 
+-- Per day and brand over the whole account: brand_visibility_daily summed over its platform
+-- tasks (its `executions` too: the days of the platform tasks that name the brand), read from
+-- the account's aggregate, a day's brands, where summing brand_visibility_daily reads every
+-- platform task's. The same figures as that sum.
+CREATE OR REPLACE VIEW geo.brand_visibility_account_daily AS
+SELECT
+  b.date,
+  b.brand,
+  b.executions,
+  b.executions_ranked,
+  CAST(b.executions_ranked AS @double) / b.executions AS visibility_rate,
+  CAST(b.best_position_sum AS @double) / NULLIF(b.executions_ranked, 0) AS avg_position,
+  b.best_position,
+  CAST(b.top1_executions AS @double) / b.executions AS top1_rate,
+  CAST(b.top3_executions AS @double) / b.executions AS top3_rate,
+  CAST(b.visibility_sum AS @double) / NULLIF(b.visibility_items, 0) AS avg_visibility,
+  CAST(b.score_sum AS @double) / NULLIF(b.score_items, 0) AS avg_score
+FROM geo.rollup_brands_account_daily b;
+
 -- The same per ISO week (Monday to Sunday of Shanghai days), summed from the days: every count
 -- is of executions, and an execution has one day.
 CREATE OR REPLACE VIEW geo.brand_visibility_weekly AS
@@ -261,6 +280,17 @@ SELECT
 FROM geo.rollup_domains_daily c
 LEFT JOIN geo.monitoring_tasks m ON m.project_id = c.project_id
 LEFT JOIN geo.platform_tasks p ON p.task_id = c.task_id;
+
+-- Per day and cited domain over the whole account: citations_daily summed over its platform
+-- tasks, read from the account's aggregate (a day's distinct domains), with the domain's share
+-- of all the account's citations that day. `owned` is a monitoring task's: it is not here.
+CREATE OR REPLACE VIEW geo.citations_account_daily AS
+SELECT
+  c.date, c.domain, c.citations, c.executions_citing,
+  CAST(c.citations AS @double) / (
+    SELECT CAST(sum(t.citations) AS BIGINT) FROM geo.rollup_executions_daily t WHERE t.date = c.date
+  ) AS citation_share
+FROM geo.rollup_domains_account_daily c;
 
 -- The same per ISO week, summed from the days (an execution has one day, so the days'
 -- executions_citing add up to the week's; `owned` depends on the domain and monitoring task only).

@@ -298,3 +298,15 @@ JOIN executions_enriched x ON x.prompt_task_id = b.prompt_task_id AND x.date = b
 JOIN runs q ON q.date = x.date AND q.task_id = x.task_id AND q.question = x.question
 GROUP BY x.date, x.customer_id, x.project_id, x.monitoring_task_name, x.task_id, x.model_key, x.platform_name,
   x.question, b.brand, q.runs;
+
+-- Not of 34f2257: the views of the whole account, as a tile of the whole account computed them
+-- before geo-sync kept them: the per-platform-task views above summed by day.
+CREATE OR REPLACE VIEW geo.citations_account_daily AS
+SELECT date, domain, CAST(sum(citations) AS BIGINT) AS citations,
+  CAST(sum(executions_citing) AS BIGINT) AS executions_citing
+FROM geo.citations_daily GROUP BY date, domain;
+
+CREATE OR REPLACE VIEW geo.brand_visibility_account_daily AS
+SELECT date, brand, CAST(sum(executions) AS BIGINT) AS executions,
+  CAST(sum(executions_ranked) AS BIGINT) AS executions_ranked
+FROM geo.brand_visibility_daily GROUP BY date, brand;

@@ -32,9 +32,10 @@ export interface DialectSql {
   lockAsWriter(table: string): string | null;
   /**
    * A statement taking, in the order given, transaction-level locks on `count` integer keys
-   * ($1..$count) of this project's own namespace; null where transactions never run at once.
+   * ($1..$count) of this project's own namespace, the units' or the days' (a unit's key and a
+   * day's never wait for each other); null where transactions never run at once.
    */
-  lockKeys(count: number): string | null;
+  lockKeys(count: number, space?: 'units' | 'days'): string | null;
   /**
    * Refreshes the planner's statistics of tables just filled in bulk; null where the planner
    * needs none (DuckDB keeps its statistics as it writes).
@@ -48,6 +49,8 @@ export interface DialectSql {
  * while an older geo-sync may write the same warehouse: both must lock the same keys.
  */
 const ROLLUP_LOCK_SPACE = 2828;
+/** The days' advisory locks (the account's aggregates, rollups.ts): the same rule. */
+const ACCOUNT_DAY_LOCK_SPACE = 2829;
 
 export const DIALECT_SQL: Record<Dialect, DialectSql> = {
   postgres: {
@@ -61,8 +64,8 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
     lockAsWriter: (t) => `LOCK TABLE ${t} IN ROW EXCLUSIVE MODE`,
     // Two-int advisory locks: a space apart from the bigint keys of the warehouse and migration
     // locks. The target list is evaluated left to right: the keys are taken in the order given.
-    lockKeys: (count) =>
-      `SELECT ${Array.from({ length: count }, (_, i) => `pg_advisory_xact_lock(${ROLLUP_LOCK_SPACE}, CAST($${i + 1} AS INTEGER))`).join(', ')}`,
+    lockKeys: (count, space = 'units') =>
+      `SELECT ${Array.from({ length: count }, (_, i) => `pg_advisory_xact_lock(${space === 'units' ? ROLLUP_LOCK_SPACE : ACCOUNT_DAY_LOCK_SPACE}, CAST($${i + 1} AS INTEGER))`).join(', ')}`,
     analyze: (tables) => `ANALYZE ${tables.join(', ')}`,
   },
   duckdb: {

@@ -59,6 +59,23 @@ const visibility = (period: string): Record<string, string> => ({
   avg_score: 'Average score over the brand’s rank items (NULL when none has one).',
 });
 
+/** What `executions` sums at the account grain: as summing brand_visibility_daily gives. */
+const ACCOUNT_EXECUTIONS =
+  'Executions of the platform tasks’ days on which the brand is named in a rank (the sum of brand_visibility_daily.executions): the denominator of the rates.';
+
+/** A brand's executions ranked and their sums, per platform task or per account. */
+const brandExecutionSums = {
+  executions_ranked: 'Executions in which the brand has a valid rank.',
+  best_position_sum: 'Sum over those executions of the brand’s best valid position in each.',
+  best_position: C.best_position,
+  top1_executions: 'Executions in which the brand’s best valid position is 1.',
+  top3_executions: 'Executions in which the brand’s best valid position is 3 or better.',
+  visibility_sum: 'Sum of the items’ visibility (0 when none has one).',
+  visibility_items: 'Items with a visibility.',
+  score_sum: 'Sum of the items’ score (0 when none has one).',
+  score_items: 'Items with a score.',
+};
+
 const names = {
   customer_id: C.customer_id,
   project_id: C.project_id,
@@ -415,15 +432,7 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       rank_items: 'Rank items naming the brand.',
       valid_rank_items: 'Of those, items with a valid position (> 0).',
       position_sum: 'Sum of the valid items’ positions (avg_position = position_sum / valid_rank_items).',
-      executions_ranked: 'Executions in which the brand has a valid rank.',
-      best_position_sum: 'Sum over those executions of the brand’s best valid position in each.',
-      best_position: C.best_position,
-      top1_executions: 'Executions in which the brand’s best valid position is 1.',
-      top3_executions: 'Executions in which the brand’s best valid position is 3 or better.',
-      visibility_sum: 'Sum of the items’ visibility (0 when none has one).',
-      visibility_items: 'Items with a visibility.',
-      score_sum: 'Sum of the items’ score (0 when none has one).',
-      score_items: 'Items with a score.',
+      ...brandExecutionSums,
     },
   },
   rollup_domains_daily: {
@@ -449,6 +458,30 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
       runs_ranked: 'Runs in which the brand has a valid rank.',
       best_position_sum: 'Sum over those runs of the brand’s best valid position in each.',
       best_position: C.best_position,
+    },
+  },
+  rollup_domains_account_daily: {
+    kind: 'table',
+    description:
+      'Per-day aggregate of the whole account’s cited sources per domain: rollup_domains_daily summed over the platform tasks (recomputed with them, a day at a time).',
+    columns: {
+      date: C.date,
+      week_start: C.week_start,
+      domain: C.domain,
+      citations: C.citations,
+      executions_citing: C.executions_citing,
+    },
+  },
+  rollup_brands_account_daily: {
+    kind: 'table',
+    description:
+      'Per-day aggregate of the whole account’s brands: brand_visibility_daily’s counts summed over the platform tasks (recomputed with them, a day at a time).',
+    columns: {
+      date: C.date,
+      week_start: C.week_start,
+      brand: C.brand,
+      executions: ACCOUNT_EXECUTIONS,
+      ...brandExecutionSums,
     },
   },
   rollup_stale_units: {
@@ -605,6 +638,24 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
     description:
       'Per day, platform task and cited domain: citations, share, and whether it is the brand’s own site.',
     columns: { date: C.date, ...names, ...citations },
+  },
+  citations_account_daily: {
+    kind: 'view',
+    description:
+      'Per day and cited domain, over the whole account: citations and share (citations_daily summed over the platform tasks, read from rollup_domains_account_daily).',
+    columns: {
+      date: C.date,
+      domain: C.domain,
+      citations: C.citations,
+      executions_citing: C.executions_citing,
+      citation_share: 'The domain’s share of all the account’s citations that day (0..1).',
+    },
+  },
+  brand_visibility_account_daily: {
+    kind: 'view',
+    description:
+      'Per day and brand, over the whole account: brand_visibility_daily summed over the platform tasks (read from rollup_brands_account_daily).',
+    columns: { date: C.date, ...visibility('day'), executions: ACCOUNT_EXECUTIONS },
   },
   citations_weekly: {
     kind: 'view',

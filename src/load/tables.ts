@@ -38,7 +38,9 @@ import type {
   ProductCardRow,
   PromptExecutionRow,
   RejectRow,
+  RollupBrandsAccountRow,
   RollupBrandsRow,
+  RollupDomainsAccountRow,
   RollupDomainsRow,
   RollupExecutionsRow,
   RollupQuestionBrandsRow,
@@ -529,6 +531,19 @@ export const ROLLUP_EXECUTIONS_DAILY = defineTable<RollupExecutionsRow>(
   { synced: false, noPrimaryKey: true },
 );
 
+/** A brand's executions ranked, and their sums: the same columns per platform task and per account. */
+const BRAND_EXECUTION_SUMS = {
+  executions_ranked: 'bigint',
+  best_position_sum: 'bigint',
+  best_position: 'integer?',
+  top1_executions: 'bigint',
+  top3_executions: 'bigint',
+  visibility_sum: 'bigint',
+  visibility_items: 'bigint',
+  score_sum: 'bigint',
+  score_items: 'bigint',
+} as const;
+
 export const ROLLUP_BRANDS_DAILY = defineTable<RollupBrandsRow>(
   'rollup_brands_daily',
   ['date', 'task_id', 'project_id', 'customer_id', 'engine', 'model', 'brand'],
@@ -540,15 +555,7 @@ export const ROLLUP_BRANDS_DAILY = defineTable<RollupBrandsRow>(
     rank_items: 'bigint',
     valid_rank_items: 'bigint',
     position_sum: 'bigint',
-    executions_ranked: 'bigint',
-    best_position_sum: 'bigint',
-    best_position: 'integer?',
-    top1_executions: 'bigint',
-    top3_executions: 'bigint',
-    visibility_sum: 'bigint',
-    visibility_items: 'bigint',
-    score_sum: 'bigint',
-    score_items: 'bigint',
+    ...BRAND_EXECUTION_SUMS,
   },
   { synced: false, noPrimaryKey: true },
 );
@@ -588,6 +595,35 @@ export const ROLLUP_TABLES = [
   ROLLUP_DOMAINS_DAILY,
   ROLLUP_QUESTION_BRANDS_DAILY,
 ] as const;
+
+// ---- The whole account's days (sql/<dialect>/012_account_rollups.sql; core/rollups.ts) ----
+// The per-platform-task aggregates of a day summed over the account: a tile of the whole account
+// (its top cited domains, its brands' visibility) reads a day's few thousand rows here instead of
+// summing every platform task's. Recomputed from the tables above, a day at a time, whenever a
+// unit of that day is; unique per (date, domain) and (date, brand) by construction.
+
+export const ROLLUP_DOMAINS_ACCOUNT_DAILY = defineTable<RollupDomainsAccountRow>(
+  'rollup_domains_account_daily',
+  ['date', 'domain'],
+  { date: 'date', week_start: 'date', domain: 'text', citations: 'bigint', executions_citing: 'bigint' },
+  { synced: false, noPrimaryKey: true },
+);
+
+export const ROLLUP_BRANDS_ACCOUNT_DAILY = defineTable<RollupBrandsAccountRow>(
+  'rollup_brands_account_daily',
+  ['date', 'brand'],
+  {
+    date: 'date',
+    week_start: 'date',
+    brand: 'text',
+    executions: 'bigint',
+    ...BRAND_EXECUTION_SUMS,
+  },
+  { synced: false, noPrimaryKey: true },
+);
+
+/** The account's aggregate tables, recomputed after the units' (from them) for the units' days. */
+export const ACCOUNT_ROLLUP_TABLES = [ROLLUP_DOMAINS_ACCOUNT_DAILY, ROLLUP_BRANDS_ACCOUNT_DAILY] as const;
 
 /**
  * The invalidation log of the aggregates: units (platform task, day) whose rows a write changed
@@ -647,6 +683,7 @@ export const GEO_TABLES: readonly TableDef[] = [
   SYNC_REJECTS,
   EXECUTION_FINGERPRINTS,
   ...ROLLUP_TABLES,
+  ...ACCOUNT_ROLLUP_TABLES,
   ROLLUP_STALE_UNITS,
   SCHEMA_MIGRATIONS,
   SYNC_LOCK,

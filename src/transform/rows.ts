@@ -365,6 +365,32 @@ export interface RollupDomainsRow extends RollupUnit {
   owned: boolean;
 }
 
+/** A day of the whole account: the per-platform-task aggregates summed (rollups.ts ACCOUNT_SELECTS). */
+export interface RollupAccountDay {
+  date: string;
+  week_start: string;
+}
+
+export interface RollupDomainsAccountRow extends RollupAccountDay {
+  domain: string;
+  citations: number;
+  executions_citing: number;
+}
+
+export interface RollupBrandsAccountRow extends RollupAccountDay {
+  brand: string;
+  executions: number;
+  executions_ranked: number;
+  best_position_sum: number;
+  best_position: number | null;
+  top1_executions: number;
+  top3_executions: number;
+  visibility_sum: number;
+  visibility_items: number;
+  score_sum: number;
+  score_items: number;
+}
+
 export interface RollupQuestionBrandsRow extends RollupUnit {
   question: string;
   brand: string;

@@ -51,7 +51,36 @@ async function mismatches(w: Warehouse): Promise<Record<string, unknown>[]> {
   for (const sql of rollupsMatchSqls(w)) rows.push(...(await w.query(sql, RANGE)));
   for (const r of await w.query(CHILD_COUNTS, RANGE))
     rows.push({ table_name: 'execution_child_counts', ...r });
+  for (const [view, sql] of Object.entries(ACCOUNT_VIEWS))
+    for (const r of await w.query(sql, RANGE)) rows.push({ table_name: view, ...r });
   return rows.sort((a, b) => String(a.table_name).localeCompare(String(b.table_name)));
+}
+
+/**
+ * The views of the whole account against what they stand for, the per-platform-task views summed
+ * by day (what a tile of the whole account computed before them): the rows that differ, both ways.
+ */
+const ACCOUNT_VIEWS: Record<string, string> = {
+  brand_visibility_account_daily: differing(
+    `SELECT date, brand, executions, executions_ranked, best_position FROM geo.brand_visibility_account_daily`,
+    `SELECT date, brand, CAST(sum(executions) AS BIGINT), CAST(sum(executions_ranked) AS BIGINT),
+       min(best_position) FROM geo.brand_visibility_daily`,
+    'date, brand',
+  ),
+  citations_account_daily: differing(
+    `SELECT date, domain, citations, executions_citing FROM geo.citations_account_daily`,
+    `SELECT date, domain, CAST(sum(citations) AS BIGINT), CAST(sum(executions_citing) AS BIGINT)
+       FROM geo.citations_daily`,
+    'date, domain',
+  ),
+};
+
+function differing(account: string, summed: string, by: string): string {
+  const days = 'date BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)';
+  const a = `${account} WHERE ${days}`;
+  const b = `${summed} WHERE ${days} GROUP BY ${by}`;
+  return `SELECT 'account' AS only_in, * FROM ((${a}) EXCEPT ALL (${b})) x
+    UNION ALL SELECT 'summed' AS only_in, * FROM ((${b}) EXCEPT ALL (${a})) y`;
 }
 
 const num = (v: unknown) => (v === null ? null : Number(v));
@@ -628,16 +657,27 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         await damage(w, "UPDATE geo.rollup_brands_daily SET rank_items = 7 WHERE brand = 'Acme'");
         await damage(
           w,
+          "UPDATE geo.rollup_brands_account_daily SET executions_ranked = 9 WHERE brand = 'Acme'",
+        );
+        await damage(
+          w,
           `INSERT INTO geo.rollup_executions_daily VALUES
            (CAST('2026-11-02' AS DATE), CAST('2026-11-02' AS DATE), 10, 100, NULL, 'e', 'm', 5, 5, 0, 0, 0, 0)`,
         );
         const found = await mismatches(w);
+        // Each table's edit is named once, in its own table (the account's rows are held to the
+        // executions, not to the edited units' rows), and in the account's view.
         expect(found.map((r) => [r.table_name, r.only_in])).toEqual([
+          ['brand_visibility_account_daily', 'account'],
+          ['brand_visibility_account_daily', 'summed'],
+          ['rollup_brands_account_daily', 'recomputed'],
+          ['rollup_brands_account_daily', 'stored'],
           ['rollup_brands_daily', 'recomputed'],
           ['rollup_brands_daily', 'stored'],
           ['rollup_executions_daily', 'stored'],
         ]);
-        expect(String(found[1]!.row_values)).toContain('brand=Acme rank_items=7');
+        expect(String(found[3]!.row_values)).toContain('brand=Acme executions=1 executions_ranked=9');
+        expect(String(found[5]!.row_values)).toContain('brand=Acme rank_items=7');
         expect((await w.rollupDays()).map((d) => [d.date, d.executions])).toEqual([
           ['2026-11-02', 0],
           ['2026-11-20', 1],
@@ -750,6 +790,51 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         expect(await w.pendingMigrations()).toEqual(['rollups_fill']);
         expect((await w.migrate()).notes).toEqual([expect.stringContaining('2026-11-20..2026-11-20')]);
         expect(await mismatches(w)).toEqual([]);
+        expect(await w.pendingMigrations()).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
+
+    it('migration 012 fills the account’s aggregates of a warehouse upgraded from a version without them, once', async () => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      let w = refreshing(await openWarehouse(t.target, { migrate: true }));
+      try {
+        await seedTasks(w);
+        await w.writeExecutionBatch(
+          batch({
+            executions: [execution(1), execution(2, { date_time: D2 }), execution(3, { task_id: 11 })],
+            ranks: [rank(1, 0, 'Acme', 1), rank(2, 0, 'Acme', 2), rank(3, 0, 'Acme', 3)],
+            sources: [source(1, 1, 'a.example'), source(2, 3, 'a.example')],
+          }),
+        );
+        // As the version before 012 left it: the units' aggregates, none of the account's.
+        for (const view of await w.query(
+          "SELECT table_name FROM information_schema.views WHERE table_schema = 'geo'",
+        ))
+          await damage(w, `DROP VIEW IF EXISTS geo.${String(view.table_name)} CASCADE`);
+        for (const table of ['domains', 'brands'])
+          await damage(w, `DROP TABLE geo.rollup_${table}_account_daily`);
+        await damage(w, "DELETE FROM geo.schema_migrations WHERE version IN ('012', 'views')");
+      } finally {
+        await w.close();
+      }
+      w = await openWarehouse(t.target);
+      try {
+        const r = await w.migrate();
+        expect(r.applied).toEqual(['012_account_rollups']);
+        expect(r.notes).toEqual([
+          expect.stringMatching(/^filled the whole account's per-day aggregates .* 2026-11-17\.\.2026-11-20/),
+        ]);
+        expect(await mismatches(w)).toEqual([]);
+        const acme = await w.query(
+          `SELECT CAST(sum(executions_ranked) AS INTEGER) AS ranked FROM geo.brand_visibility_account_daily
+           WHERE brand = 'Acme' AND date = CAST($1 AS DATE)`,
+          [FIXTURE_DAY],
+        );
+        expect(acme).toEqual([{ ranked: 2 }]);
+        expect((await w.migrate()).notes).toEqual([]);
         expect(await w.pendingMigrations()).toEqual([]);
       } finally {
         await w.close();

@@ -181,7 +181,10 @@ describe.skipIf(!pgUp)('migration 011 on a warehouse with the hash indexes of 00
            AND (indexdef LIKE '%(brand)%' OR indexdef LIKE '%(domain)%') ORDER BY tablename`,
       );
       expect(r.rows.map((x) => [x.tablename, /USING (\w+)/.exec(x.indexdef)?.[1]])).toEqual([
+        // 012's (the account's aggregates), indexed alike from the start.
+        ['rollup_brands_account_daily', 'spgist'],
         ['rollup_brands_daily', 'spgist'],
+        ['rollup_domains_account_daily', 'spgist'],
         ['rollup_domains_daily', 'spgist'],
         ['rollup_question_brands_daily', 'spgist'],
       ]);

@@ -7,7 +7,36 @@
  */
 import { VIEWS_VERSION, type Migration, type MigrationStore } from '../migrate.ts';
 import type { Connection, Driver } from './driver.ts';
-import { analyzeRollups, fillRollupsStep, ROLLUPS_FILL } from './rollups.ts';
+import {
+  ACCOUNT_ROLLUPS_FILL,
+  analyzeRollups,
+  fillAccountRollupsStep,
+  fillRollupsStep,
+  ROLLUPS_FILL,
+  type FillStep,
+} from './rollups.ts';
+
+/** The fills migrations leave to do after them, in order, with what each says when done. */
+const FILLS: readonly {
+  ledger: string;
+  step: (driver: Driver, c: Connection) => Promise<FillStep | null>;
+  done: (from: string, to: string) => string;
+}[] = [
+  {
+    ledger: ROLLUPS_FILL,
+    step: fillRollupsStep,
+    done: (from, to) =>
+      `filled the per-day aggregates (geo.rollup_*) from the executions stored ${from}..${to}: ` +
+      'this version keeps them with every sync; the views read them',
+  },
+  {
+    ledger: ACCOUNT_ROLLUPS_FILL,
+    step: fillAccountRollupsStep,
+    done: (from, to) =>
+      `filled the whole account's per-day aggregates (geo.rollup_*_account_daily) of ${from}..${to}: ` +
+      'the views at the account grain read them',
+  },
+];
 
 export class CoreMigrationStore implements MigrationStore {
   constructor(
@@ -62,33 +91,35 @@ export class CoreMigrationStore implements MigrationStore {
   }
 
   async pendingWork(): Promise<string[]> {
-    const rows = await this.c.rows('SELECT 1 AS pending FROM geo.schema_migrations WHERE version = $1', [
-      ROLLUPS_FILL,
-    ]);
-    return rows.length > 0 ? [ROLLUPS_FILL] : [];
+    const rows = await this.c.rows<{ version: string }>(
+      'SELECT version FROM geo.schema_migrations WHERE version IN ($1, $2)',
+      FILLS.map((f) => f.ledger),
+    );
+    const pending = new Set(rows.map((r) => r.version));
+    return FILLS.map((f) => f.ledger).filter((l) => pending.has(l));
   }
 
   /**
-   * Migration 008's fill of the aggregates, a batch of days per transaction under the migration
-   * lock: processes migrating at once share the batches instead of doing each twice.
+   * The fills migrations left (008's of the aggregates, 012's of the account's), a batch of days
+   * per transaction under the migration lock: processes migrating at once share the batches
+   * instead of doing each twice.
    */
   async finishWork(): Promise<string[]> {
-    let first: string | null = null;
-    let last: string | null = null;
-    for (;;) {
-      const step = await this.inTransaction(() => fillRollupsStep(this.driver, this.c));
-      if (!step) break;
-      if (step.days === 0) continue;
-      first ??= step.from;
-      last = step.to;
+    const said: string[] = [];
+    for (const fill of FILLS) {
+      let first: string | null = null;
+      let last: string | null = null;
+      for (;;) {
+        const step = await this.inTransaction(() => fill.step(this.driver, this.c));
+        if (!step) break;
+        if (step.days === 0) continue;
+        first ??= step.from;
+        last = step.to;
+      }
+      if (first && last) said.push(fill.done(first, last));
     }
-    if (first) await analyzeRollups(this.driver, this.c);
-    return first && last
-      ? [
-          `filled the per-day aggregates (geo.rollup_*) from the executions stored ${first}..${last}: ` +
-            'this version keeps them with every sync; the views read them',
-        ]
-      : [];
+    if (said.length > 0) await analyzeRollups(this.driver, this.c);
+    return said;
   }
 
   async replaceViews(sql: string, hash: string): Promise<void> {

@@ -27,10 +27,17 @@
  * are stored (counts and sums), plus two that merge by taking the least (best positions) and
  * `owned`, which depends on the monitoring task's brand_urls and is set again when they change
  * (ownership.ts decideOwnership). Names are joined at query time.
+ *
+ * The account's tables (rollup_*_account_daily) sum the per-platform-task ones by day: whatever
+ * recomputes a unit recomputes its day's account rows from them, in the same transaction
+ * (ACCOUNT_SELECTS); rollups_match holds them, as the others, to the execution tables.
  */
 import { DIALECT_SQL, ownedBy, siteOf, weekStartOf } from '../dialect-sql.ts';
 import {
+  ACCOUNT_ROLLUP_TABLES,
+  ROLLUP_BRANDS_ACCOUNT_DAILY,
   ROLLUP_BRANDS_DAILY,
+  ROLLUP_DOMAINS_ACCOUNT_DAILY,
   ROLLUP_DOMAINS_DAILY,
   ROLLUP_EXECUTIONS_DAILY,
   ROLLUP_QUESTION_BRANDS_DAILY,
@@ -273,18 +280,123 @@ export function recomputeStatements(driver: Dialected, scope: RollupScope): Stat
 }
 
 /**
- * Recomputes the aggregates of `scope` inside the caller's transaction. Nothing to do for no
- * unit (a transaction that only closed unchanged units).
+ * Recomputes the aggregates of `scope` inside the caller's transaction: its units' (or days')
+ * rows, then the account's rows of their days, from those. Nothing to do for no unit (a
+ * transaction that only closed unchanged units).
  */
 export async function recomputeRollups(driver: Driver, c: Connection, scope: RollupScope): Promise<void> {
   if ('units' in scope && scope.units.length === 0) return;
   for (const s of recomputeStatements(driver, scope)) await c.execute(s.sql, s.params);
+  const days: DayScope = 'units' in scope ? { days: [...new Set(scope.units.map((u) => u.date))] } : scope;
+  await lockAccountDays(driver, c, days);
+  for (const s of accountStatements(days)) await c.execute(s.sql, s.params);
 }
 
-/** A unit's lock key: FNV-1a of `task_id|date`, as a 32-bit signed integer (a collision only serializes two units). */
+// ---- The whole account's days --------------------------------------------------------------
+
+/** Days whose account rows are recomputed: a list (the units' days), or a range. */
+export type DayScope = { readonly days: readonly string[] } | { readonly from: string; readonly to: string };
+
+/** The day scope as a predicate on `column` (a list's range first, for zone maps and the day index). */
+function dayWhere(scope: DayScope, p: Params, column: string): string {
+  if ('from' in scope)
+    return `${column} BETWEEN CAST(${p.add(scope.from)} AS DATE) AND CAST(${p.add(scope.to)} AS DATE)`;
+  const sorted = [...scope.days].sort();
+  return `${column} BETWEEN CAST(${p.add(sorted[0]!)} AS DATE) AND CAST(${p.add(sorted.at(-1)!)} AS DATE)
+    AND ${column} IN (SELECT CAST(unnest(CAST(${p.add(sorted)} AS VARCHAR[])) AS DATE))`;
+}
+
+/**
+ * The account's rows of the days, from the per-platform-task aggregates: `from(table)` names them,
+ * the stored tables (a refresh: never the execution tables, which the units' rows are kept from)
+ * or their recomputation (rollups_match: the account's rows held to the execution tables, not to
+ * the units' rows, so a hand edit of one table is named once). The brands' rows sum what
+ * brand_visibility_daily gives per platform task and day (its `executions`: that day's of the
+ * platform task), so a tile of the whole account reads the same numbers from either.
+ */
+type AccountSelect = (s: DayScope, p: Params, from: (table: string, alias: string) => string) => string;
+
+const stored = (table: string, alias: string) => `geo.${table} AS ${alias}`;
+
+const ACCOUNT_SELECTS: Readonly<Record<string, AccountSelect>> = {
+  [ROLLUP_DOMAINS_ACCOUNT_DAILY.table]: (s, p, from) => `SELECT c.date, c.week_start, c.domain,
+      ${big('sum(c.citations)')}, ${big('sum(c.executions_citing)')}
+    FROM ${from(ROLLUP_DOMAINS_DAILY.table, 'c')} WHERE ${dayWhere(s, p, 'c.date')}
+    GROUP BY c.date, c.week_start, c.domain`,
+
+  [ROLLUP_BRANDS_ACCOUNT_DAILY.table]: (s, p, from) => `SELECT g.date, g.week_start, g.brand,
+      ${big('sum(d.executions)')}, ${big('sum(g.executions_ranked)')}, ${big('sum(g.best_position_sum)')},
+      min(g.best_position), ${big('sum(g.top1_executions)')}, ${big('sum(g.top3_executions)')},
+      ${big('sum(g.visibility_sum)')}, ${big('sum(g.visibility_items)')},
+      ${big('sum(g.score_sum)')}, ${big('sum(g.score_items)')}
+    FROM (
+      SELECT b.date, b.week_start, b.customer_id, b.project_id, b.task_id, b.brand,
+        sum(b.executions_ranked) AS executions_ranked, sum(b.best_position_sum) AS best_position_sum,
+        min(b.best_position) AS best_position, sum(b.top1_executions) AS top1_executions,
+        sum(b.top3_executions) AS top3_executions, sum(b.visibility_sum) AS visibility_sum,
+        sum(b.visibility_items) AS visibility_items, sum(b.score_sum) AS score_sum,
+        sum(b.score_items) AS score_items
+      FROM ${from(ROLLUP_BRANDS_DAILY.table, 'b')} WHERE ${dayWhere(s, p, 'b.date')}
+      GROUP BY b.date, b.week_start, b.customer_id, b.project_id, b.task_id, b.brand
+    ) g
+    LEFT JOIN (
+      SELECT t.date, t.project_id, t.task_id, sum(t.executions) AS executions
+      FROM ${from(ROLLUP_EXECUTIONS_DAILY.table, 't')} WHERE ${dayWhere(s, p, 't.date')}
+      GROUP BY t.date, t.project_id, t.task_id
+    ) d ON d.date = g.date AND d.project_id = g.project_id AND d.task_id = g.task_id
+    GROUP BY g.date, g.week_start, g.brand`,
+};
+
+/** Delete, then insert, of the account's rows of the days. */
+export function accountStatements(days: DayScope): Statement[] {
+  if ('days' in days && days.days.length === 0) return [];
+  const out: Statement[] = [];
+  for (const spec of ACCOUNT_ROLLUP_TABLES) {
+    const del = new Params();
+    out.push({
+      sql: `DELETE FROM geo.${spec.table} WHERE ${dayWhere(days, del, 'date')}`,
+      params: del.values,
+    });
+    const ins = new Params();
+    const select = ACCOUNT_SELECTS[spec.table]!;
+    out.push({
+      sql: `INSERT INTO geo.${spec.table} (${columnList(spec)}) ${select(days, ins, stored)}`,
+      params: ins.values,
+    });
+  }
+  return out;
+}
+
+/**
+ * PostgreSQL runs refreshes of units of one day at once (distributed workers): each recomputes
+ * the day's account rows from what it sees, so two at once would each insert theirs. A lock per
+ * day, taken in one order after the units' rows are written, makes the second wait and then
+ * read the first's. A refresh of a range of days (`rollups refresh`, the fill) locks the account
+ * tables against writers instead: it waits for the units' refreshes under way, and they for it.
+ */
+async function lockAccountDays(driver: Driver, c: Connection, days: DayScope): Promise<void> {
+  const sql = DIALECT_SQL[driver.dialect];
+  if ('from' in days) {
+    for (const t of ACCOUNT_ROLLUP_TABLES) {
+      const lock = sql.lockAgainstWriters(`geo.${t.table}`);
+      if (lock) await c.execute(lock);
+    }
+    return;
+  }
+  const keys = [...new Set(days.days.map(fnv1a))].sort((a, b) => a - b);
+  const lock = keys.length > 0 ? sql.lockKeys(keys.length, 'days') : null;
+  if (lock) await c.execute(lock, keys);
+}
+
+/** A unit's lock key: FNV-1a of `task_id|date` (a collision only serializes two units). */
 export function unitLockKey(u: RollupUnit): number {
+  return fnv1a(`${u.task_id}|${u.date}`);
+}
+
+/** FNV-1a of `text`, as a 32-bit signed integer: an advisory lock's key. */
+function fnv1a(text: string): number {
   let h = 0x811c9dc5;
-  for (const ch of `${u.task_id}|${u.date}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
+  for (const ch of text) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
   return h | 0;
 }
 
@@ -307,7 +419,10 @@ export function rollupsMatchSql(driver: Dialected, table: string): string {
   const days = { from: '\u0000from', to: '\u0000to' };
   const [from, to] = [p.add(days.from), p.add(days.to)];
   const parts: string[] = [];
-  for (const spec of ROLLUP_TABLES.filter((t) => t.table === table)) {
+  // The account's rows are recomputed from the execution tables as the units' are, then summed;
+  // they are behind for a day with any unit marked stale.
+  const account = ACCOUNT_ROLLUP_TABLES.some((t) => t.table === table);
+  for (const spec of [...ROLLUP_TABLES, ...ACCOUNT_ROLLUP_TABLES].filter((t) => t.table === table)) {
     const rest = spec.columns
       .map((c) => c.name)
       .filter((c) => !['date', 'week_start', 'task_id'].includes(c));
@@ -315,15 +430,25 @@ export function rollupsMatchSql(driver: Dialected, table: string): string {
       .map((c) => `'${c}=' || COALESCE(CAST(x.${ident(c)} AS VARCHAR), 'NULL')`)
       .join(` || ' ' || `);
     const stored = `SELECT ${columnList(spec)} FROM geo.${spec.table} WHERE date BETWEEN CAST(${from} AS DATE) AND CAST(${to} AS DATE)`;
-    const recomputed = selectOf(spec.table)(driver, days, p);
+    // The account's rows from the units' as recomputed from the execution tables.
+    const fromExecutions = (t: string, alias: string) => {
+      const unit = ROLLUP_TABLES.find((u) => u.table === t)!;
+      return `(${selectOf(t)(driver, days, p)}) AS ${alias} (${columnList(unit)})`;
+    };
+    const recomputed = account
+      ? ACCOUNT_SELECTS[spec.table]!(days, p, fromExecutions)
+      : selectOf(spec.table)(driver, days, p);
+    const [task, behind] = account
+      ? ['CAST(NULL AS BIGINT)', 's.date = x.date']
+      : ['x.task_id', 's.date = x.date AND s.task_id = x.task_id'];
     for (const [side, a, b] of [
       ['stored', stored, recomputed],
       ['recomputed', recomputed, stored],
     ] as const) {
       parts.push(
-        `SELECT '${spec.table}' AS table_name, '${side}' AS only_in, x.date, x.task_id, ${detail} AS row_values
+        `SELECT '${spec.table}' AS table_name, '${side}' AS only_in, x.date, ${task} AS task_id, ${detail} AS row_values
          FROM ((${a}) EXCEPT ALL (${b})) x (${columnList(spec)})
-         WHERE NOT EXISTS (SELECT 1 FROM geo.rollup_stale_units s WHERE s.date = x.date AND s.task_id = x.task_id)`,
+         WHERE NOT EXISTS (SELECT 1 FROM geo.rollup_stale_units s WHERE ${behind})`,
       );
     }
   }
@@ -334,7 +459,7 @@ export function rollupsMatchSql(driver: Dialected, table: string): string {
 
 /** Every aggregate table's rollups_match statement: one query each (one for all four ran DuckDB out of its 128MB). */
 export function rollupsMatchSqls(driver: Dialected): string[] {
-  return ROLLUP_TABLES.map((t) => rollupsMatchSql(driver, t.table));
+  return [...ROLLUP_TABLES, ...ACCOUNT_ROLLUP_TABLES].map((t) => rollupsMatchSql(driver, t.table));
 }
 
 /**
@@ -347,7 +472,9 @@ export function rollupDaysSql(inRange: boolean): string {
     inRange ? ` WHERE ${column} BETWEEN CAST($1 AS DATE) AND CAST($2 AS DATE)` : '';
   const days = [
     `SELECT date_time AS date, count(*) AS executions FROM geo.prompt_executions${where('date_time')} GROUP BY date_time`,
-    ...ROLLUP_TABLES.map((t) => `SELECT DISTINCT date, 0 AS executions FROM geo.${t.table}${where('date')}`),
+    ...[...ROLLUP_TABLES, ...ACCOUNT_ROLLUP_TABLES].map(
+      (t) => `SELECT DISTINCT date, 0 AS executions FROM geo.${t.table}${where('date')}`,
+    ),
   ];
   return `SELECT date, CAST(sum(executions) AS BIGINT) AS executions FROM (${days.join(' UNION ALL ')}) d
     GROUP BY date ORDER BY date`;
@@ -406,12 +533,16 @@ export function batchDays(
  * 60k and scanned the whole table). Outside a transaction.
  */
 export async function analyzeRollups(driver: Pick<Driver, 'dialect'>, c: Connection): Promise<void> {
-  const sql = DIALECT_SQL[driver.dialect].analyze(ROLLUP_TABLES.map((t) => `geo.${t.table}`));
+  const sql = DIALECT_SQL[driver.dialect].analyze(
+    [...ROLLUP_TABLES, ...ACCOUNT_ROLLUP_TABLES].map((t) => `geo.${t.table}`),
+  );
   if (sql) await c.execute(sql);
 }
 
 /** The ledger row (geo.schema_migrations) of migration 008's fill, while it is not done. */
 export const ROLLUPS_FILL = 'rollups_fill';
+/** The ledger row of migration 012's fill (the account's rows, from the units'), while it is not done. */
+export const ACCOUNT_ROLLUPS_FILL = 'account_rollups_fill';
 
 /**
  * Migration 008's fill, one batch of days (one transaction, the caller's) at a time: the
@@ -422,26 +553,48 @@ export const ROLLUPS_FILL = 'rollups_fill';
  * of its 128MB; and a fill interrupted (kill -9) goes on where it stopped at the next migrate.
  * Returns the days this step filled, or null when nothing is left to fill.
  */
-export async function fillRollupsStep(
-  driver: Driver,
+export function fillRollupsStep(driver: Driver, c: Connection): Promise<FillStep | null> {
+  return fillStep(c, ROLLUPS_FILL, (days) => recomputeRollups(driver, c, days));
+}
+
+/**
+ * Migration 012's fill, the same way: the account's rows of every stored day, from the units'
+ * aggregates (a warehouse upgraded from a version without them).
+ */
+export function fillAccountRollupsStep(driver: Driver, c: Connection): Promise<FillStep | null> {
+  return fillStep(c, ACCOUNT_ROLLUPS_FILL, async (days) => {
+    await lockAccountDays(driver, c, days);
+    for (const s of accountStatements(days)) await c.execute(s.sql, s.params);
+  });
+}
+
+export interface FillStep {
+  from: string;
+  to: string;
+  days: number;
+}
+
+async function fillStep(
   c: Connection,
-): Promise<{ from: string; to: string; days: number } | null> {
+  ledger: string,
+  recompute: (days: { from: string; to: string }) => Promise<void>,
+): Promise<FillStep | null> {
   const [marker] = await c.rows<{ name: string }>(
     'SELECT name FROM geo.schema_migrations WHERE version = $1',
-    [ROLLUPS_FILL],
+    [ledger],
   );
   if (!marker) return null;
   const from = /^fill from (\d{4}-\d{2}-\d{2})$/.exec(marker.name)?.[1] ?? '0001-01-01';
   const days = await c.rows<{ date: string; executions: number }>(rollupDaysSql(true), [from, '9999-12-31']);
   const [batch, next] = batchDays(days.map((d) => ({ date: d.date, executions: Number(d.executions) })));
-  if (batch) await recomputeRollups(driver, c, { from: batch.from, to: batch.to });
+  if (batch) await recompute({ from: batch.from, to: batch.to });
   if (next) {
     await c.execute('UPDATE geo.schema_migrations SET name = $2 WHERE version = $1', [
-      ROLLUPS_FILL,
+      ledger,
       `fill from ${next.from}`,
     ]);
   } else {
-    await c.execute('DELETE FROM geo.schema_migrations WHERE version = $1', [ROLLUPS_FILL]);
+    await c.execute('DELETE FROM geo.schema_migrations WHERE version = $1', [ledger]);
   }
   return batch ? { from: batch.from, to: batch.to, days: batch.days } : { from, to: from, days: 0 };
 }
