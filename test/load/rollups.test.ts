@@ -11,7 +11,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/load/index.ts';
+import type { Driver } from '../../src/load/core/driver.ts';
 import { rollupsMatchSqls } from '../../src/load/core/rollups.ts';
+import { refreshStaleUnits } from '../../src/load/core/stale-units.ts';
 import { FenceLostError } from '../../src/load/errors.ts';
 import type { Dialect } from '../../src/load/warehouse.ts';
 import { damageOpen as damage } from '../helpers/damage.ts';
@@ -534,6 +536,54 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
           ]);
           expect(await a.query('SELECT * FROM geo.rollup_stale_units')).toEqual([]);
         }),
+    );
+
+    // A refresh of a large day is split into batches of units (REFRESH_BATCH_EXECUTIONS): two
+    // processes may refresh disjoint units of one day at once, no unit lock in common. Driven
+    // here through the core, one unit each, A holding its transaction open 1.5 s.
+    it.runIf(dialect === 'postgres')(
+      'two refreshes of disjoint units of one day at once: the second waits for the day, then sums the first’s into the account’s rows',
+      async () => {
+        const t = await freshTarget(dialect);
+        cleanup.push(t.drop);
+        const a = await openWarehouse(t.target, { migrate: true });
+        const b = await openWarehouse(t.target);
+        try {
+          await seedTasks(a);
+          await a.writeExecutionBatch(
+            batch({
+              executions: [execution(1), execution(2, { task_id: 11 })],
+              ranks: [rank(1, 0, 'Acme', 1), rank(2, 0, 'Acme', 2)],
+              sources: [source(11, 1, 'a.com'), source(21, 2, 'a.com')],
+            }),
+          );
+          const driverOf = (w: Warehouse) => (w as unknown as { driver: Driver }).driver;
+          const refresh = (w: Warehouse, task_id: number, holdMs: number) =>
+            driverOf(w).transaction(async (c) => {
+              await refreshStaleUnits(driverOf(w), c, [{ task_id, date: FIXTURE_DAY }]);
+              if (holdMs > 0) await c.execute(`SELECT pg_sleep(${holdMs / 1000})`);
+            });
+          const first = refresh(a, 10, 1500);
+          await new Promise((r) => setTimeout(r, 400));
+          await refresh(b, 11, 0);
+          await first;
+          expect(await mismatches(a)).toEqual([]);
+          expect(
+            await a.query(
+              `SELECT CAST(executions AS INTEGER) AS executions, CAST(executions_ranked AS INTEGER) AS ranked
+               FROM geo.rollup_brands_account_daily WHERE brand = 'Acme'`,
+            ),
+          ).toEqual([{ executions: 2, ranked: 2 }]);
+          expect(
+            await a.query(
+              'SELECT CAST(citations AS INTEGER) AS citations FROM geo.rollup_domains_account_daily',
+            ),
+          ).toEqual([{ citations: 2 }]);
+        } finally {
+          await b.close();
+          await a.close();
+        }
+      },
     );
 
     it.runIf(dialect === 'postgres')(
