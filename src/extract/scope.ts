@@ -19,6 +19,17 @@ export interface Scope {
   unreadable: { project_id: number; reason: string }[];
 }
 
+/**
+ * Every promise's value, in order; the first failure is thrown once all have settled, so no
+ * request of the scope is still under way when its failure fails the run.
+ */
+async function all<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
@@ -60,6 +71,12 @@ async function platformTasksOf(api: ApiPort, projectId: number, customerId: numb
   }
 }
 
+/** The unreadable monitoring tasks in one order (their 404s arrive in any). */
+function byProject(scope: Scope): Scope {
+  scope.unreadable.sort((a, b) => a.project_id - b.project_id);
+  return scope;
+}
+
 export async function resolveScope(api: ApiPort, customers: readonly number[]): Promise<Scope> {
   const scope: Scope = { customers: [], monitoringTasks: [], platformTasks: [], unreadable: [] };
   const seenTasks = new Set<number>();
@@ -75,12 +92,10 @@ export async function resolveScope(api: ApiPort, customers: readonly number[]): 
   // customers' order: the scope is the same as read one customer after another.
   if (customers.length > 0) {
     scope.customers = [...new Set(customers)];
-    const read = await Promise.all(
+    const read = await all(
       scope.customers.map(async (customerId) => {
         const tasks = await collect(api.monitoringTasks(customerId));
-        const lists = await Promise.all(
-          tasks.map((t) => platformTasksOf(api, t.project_id, customerId, scope)),
-        );
+        const lists = await all(tasks.map((t) => platformTasksOf(api, t.project_id, customerId, scope)));
         return { tasks, lists };
       }),
     );
@@ -88,11 +103,11 @@ export async function resolveScope(api: ApiPort, customers: readonly number[]): 
       scope.monitoringTasks.push(...tasks);
       lists.forEach(addPlatformTasks);
     }
-    return scope;
+    return byProject(scope);
   }
 
   const legacy = await collect(api.legacyMonitoringTasks());
-  const lists = await Promise.all(legacy.map((t) => platformTasksOf(api, t.number_id, null, scope)));
+  const lists = await all(legacy.map((t) => platformTasksOf(api, t.number_id, null, scope)));
   lists.forEach(addPlatformTasks);
 
   const customerOf = new Map<number, number | null>();
@@ -105,12 +120,12 @@ export async function resolveScope(api: ApiPort, customers: readonly number[]): 
   // The hierarchical row of each monitoring task comes from customer/projects where it has a
   // project; historical tasks (customer_id null) fall back to the legacy item.
   const hierarchical = new Map<number, MonitoringTask>();
-  const byCustomer = await Promise.all(scope.customers.map((c) => collect(api.monitoringTasks(c))));
+  const byCustomer = await all(scope.customers.map((c) => collect(api.monitoringTasks(c))));
   for (const t of byCustomer.flat()) hierarchical.set(t.project_id, t);
   for (const t of legacy) {
     scope.monitoringTasks.push(
       hierarchical.get(t.number_id) ?? monitoringTaskFromLegacy(t, customerOf.get(t.number_id) ?? null),
     );
   }
-  return scope;
+  return byProject(scope);
 }

@@ -167,22 +167,22 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     force: Boolean(opts.force),
     reread: Boolean(opts.reread),
   };
+  const rejectedAhead: RejectedRecord[] = [];
   try {
     if (opts.dryRun) return await dryRun(kind, dates, opts, config, logger, api, signal);
 
     // The scope is read while the warehouse opens and migrates: a first request no longer
     // waits for DuckDB's load, the open and the migrations (0.4-0.5 s of a run's start). Not
     // when the run may wait for the lock: a scope read long before the run would be stale.
+    // A run that cannot start (the lock held, a failing migration) has read the scope for
+    // nothing: a few requests, its list of monitoring and platform tasks.
     const { requests, retries, rateLimited } = api.client.stats;
     const apiStatsFrom = { requests, retries, rateLimited };
-    const rejectedAhead: RejectedRecord[] = [];
     let scope: Promise<Scope> | undefined;
     if (!opts.waitForLock) {
-      // What the scope quarantines before the run takes the sink is the run's: held for it.
-      api.setRejectSink((r) => {
-        logger.warn({ endpoint: r.endpoint, reason: r.reason }, 'record quarantined');
-        rejectedAhead.push(r);
-      });
+      // What the scope quarantines before the run takes the sink is the run's: held for it (the
+      // run logs, stores and counts it; logged below if the run never starts).
+      api.setRejectSink((r) => rejectedAhead.push(r));
       scope = resolveScope(api.port, config.customers);
       scope.catch(() => undefined); // awaited by the run; unawaited when the open fails
     }
@@ -217,6 +217,9 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     }
   } finally {
     await api.close();
+    // Quarantined by the scope of a run that never started: no run to store them with.
+    for (const r of rejectedAhead)
+      logger.warn({ endpoint: r.endpoint, reason: r.reason }, 'record quarantined');
   }
 }
 
