@@ -340,13 +340,8 @@ export interface RollupExecutionsRow extends RollupUnit {
   citations: number;
 }
 
-export interface RollupBrandsRow extends RollupUnit {
-  engine: string;
-  model: string;
-  brand: string;
-  rank_items: number;
-  valid_rank_items: number;
-  position_sum: number;
+/** A brand's executions ranked and their sums: the same per platform task and per account. */
+export interface BrandExecutionSums {
   executions_ranked: number;
   best_position_sum: number;
   best_position: number | null;
@@ -356,6 +351,15 @@ export interface RollupBrandsRow extends RollupUnit {
   visibility_items: number;
   score_sum: number;
   score_items: number;
+}
+
+export interface RollupBrandsRow extends RollupUnit, BrandExecutionSums {
+  engine: string;
+  model: string;
+  brand: string;
+  rank_items: number;
+  valid_rank_items: number;
+  position_sum: number;
 }
 
 export interface RollupDomainsRow extends RollupUnit {
@@ -377,18 +381,9 @@ export interface RollupDomainsAccountRow extends RollupAccountDay {
   executions_citing: number;
 }
 
-export interface RollupBrandsAccountRow extends RollupAccountDay {
+export interface RollupBrandsAccountRow extends RollupAccountDay, BrandExecutionSums {
   brand: string;
   executions: number;
-  executions_ranked: number;
-  best_position_sum: number;
-  best_position: number | null;
-  top1_executions: number;
-  top3_executions: number;
-  visibility_sum: number;
-  visibility_items: number;
-  score_sum: number;
-  score_items: number;
 }
 
 export interface RollupQuestionBrandsRow extends RollupUnit {

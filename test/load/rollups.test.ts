@@ -87,6 +87,19 @@ function differing(account: string, summed: string, by: string): string {
 
 const num = (v: unknown) => (v === null ? null : Number(v));
 
+/**
+ * The warehouse as a version before `migration` left it: without `tables`, the migration not
+ * applied (the views dropped first, as they read those tables; the next migrate re-creates them).
+ */
+async function asBefore(w: Warehouse, migration: string, tables: readonly string[]): Promise<void> {
+  for (const view of await w.query(
+    "SELECT table_name FROM information_schema.views WHERE table_schema = 'geo'",
+  ))
+    await damage(w, `DROP VIEW IF EXISTS geo.${String(view.table_name)} CASCADE`);
+  for (const table of tables) await damage(w, `DROP TABLE geo.${table}`);
+  await damage(w, `DELETE FROM geo.schema_migrations WHERE version IN ('${migration}', 'views')`);
+}
+
 async function executionsOf(w: Warehouse, date: string, taskId = 10): Promise<number> {
   const rows = await w.query(
     'SELECT sum(executions) AS n FROM geo.rollup_executions_daily WHERE date = CAST($1 AS DATE) AND task_id = $2',
@@ -808,14 +821,11 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
           }),
         );
         // As an earlier version left it: no aggregate tables, 008 not applied.
-        // (views first: they read the aggregate tables)
-        for (const view of await w.query(
-          "SELECT table_name FROM information_schema.views WHERE table_schema = 'geo'",
-        ))
-          await damage(w, `DROP VIEW IF EXISTS geo.${String(view.table_name)} CASCADE`);
-        for (const table of ['executions', 'brands', 'domains', 'question_brands'])
-          await damage(w, `DROP TABLE geo.rollup_${table}_daily`);
-        await damage(w, "DELETE FROM geo.schema_migrations WHERE version IN ('008', 'views')");
+        await asBefore(
+          w,
+          '008',
+          ['executions', 'brands', 'domains', 'question_brands'].map((t) => `rollup_${t}_daily`),
+        );
       } finally {
         await w.close();
       }
@@ -860,13 +870,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
           }),
         );
         // As the version before 012 left it: the units' aggregates, none of the account's.
-        for (const view of await w.query(
-          "SELECT table_name FROM information_schema.views WHERE table_schema = 'geo'",
-        ))
-          await damage(w, `DROP VIEW IF EXISTS geo.${String(view.table_name)} CASCADE`);
-        for (const table of ['domains', 'brands'])
-          await damage(w, `DROP TABLE geo.rollup_${table}_account_daily`);
-        await damage(w, "DELETE FROM geo.schema_migrations WHERE version IN ('012', 'views')");
+        await asBefore(w, '012', ['rollup_domains_account_daily', 'rollup_brands_account_daily']);
       } finally {
         await w.close();
       }
