@@ -27,7 +27,6 @@ import { createProgressReporter } from '../../sync/progress.ts';
 import { formatSummary } from '../../sync/summary.ts';
 import type { RunKind } from '../../transform/rows.ts';
 import { daysBetween, shanghaiYesterday } from '../../transform/time.ts';
-import { runDistributedBackfill } from './worker.ts';
 import { type CommonOpts, checkDayOrder, checkNotAfterToday, stopSignal } from '../common.ts';
 import { configFrom, loggerFor } from './common.ts';
 
@@ -247,6 +246,10 @@ export async function backfill(opts: BackfillOpts): Promise<number> {
     throw new UsageError(
       '--reread: not with --distributed (workers read as their own config says: run them with GEO_CHANGE_DETECTION=off)',
     );
-  if (opts.distributed && !opts.dryRun) return runDistributedBackfill(daysBetween(opts.from, opts.to), opts);
+  if (opts.distributed && !opts.dryRun) {
+    // Loaded here: the queue's modules (pg, pg-boss) cost every other run ~60 ms of start.
+    const { runDistributedBackfill } = await import('./worker.ts');
+    return runDistributedBackfill(daysBetween(opts.from, opts.to), opts);
+  }
   return runDates('backfill', daysBetween(opts.from, opts.to), opts);
 }
