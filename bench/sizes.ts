@@ -61,6 +61,10 @@ export const FIRST_READ = {
   changedShare: 0.15,
   /** The first read again with and without the aggregates, alternated, this many times each. */
   rollupPairs: SMOKE ? 1 : 3,
+  /** The first read run as a user runs it (`geo-sync backfill`), at an API's latency, this many times. */
+  cliRuns: SMOKE ? 1 : 3,
+  cliLatencyMs: 50,
+  cliJitterMs: 10,
 };
 /**
  * A year of a large account: of 2,400 executions a day (a real large account's size) and of

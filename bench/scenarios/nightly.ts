@@ -14,8 +14,13 @@ const TARGET = {
   nightlyRatio: 1.2,
   /** A re-sync of an unchanged day against its first sync. */
   resyncRatio: 0.3,
-  /** A nightly run with the per-day aggregates against the same night without them. */
+  /**
+   * A nightly run with the per-day aggregates against the same night without them: at latency 0
+   * (the writes are all there is), and at 50 ms an answer, where the writes overlap the waits and
+   * the aggregates should all but vanish.
+   */
   nightlyRollups: 1.05,
+  nightlyRollupsAtLatency: 1.02,
 };
 
 async function runNightlyScenario(rows: TableRow[], results: Record<string, unknown>): Promise<void> {
@@ -46,9 +51,9 @@ async function runNightlyScenario(rows: TableRow[], results: Record<string, unkn
     met: met(r.nightlyRatio <= TARGET.nightlyRatio),
   });
   if (r.rollupsAtLatency) results.nightly_rollups_ratio_latency_50ms = r.rollupsAtLatency.ratio;
-  for (const [label, cost] of [
-    ['latency 0', r.rollups],
-    ['latency 50 ms', r.rollupsAtLatency],
+  for (const [label, cost, target] of [
+    ['latency 0', r.rollups, TARGET.nightlyRollups],
+    ['latency 50 ms', r.rollupsAtLatency, TARGET.nightlyRollupsAtLatency],
   ] as const) {
     if (!cost) continue;
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
@@ -58,8 +63,8 @@ async function runNightlyScenario(rows: TableRow[], results: Record<string, unkn
       figure: `${seconds(med(cost.withMs))} with`,
       baseline: `${seconds(med(cost.withoutMs))} without`,
       ratio: ratio(cost.ratio),
-      target: `<= ${TARGET.nightlyRollups}`,
-      met: met(cost.ratio <= TARGET.nightlyRollups),
+      target: `<= ${target}`,
+      met: met(cost.ratio <= target),
     });
   }
   if (r.rollups) results.nightly_rollups_ratio = r.rollups.ratio;
@@ -87,6 +92,7 @@ export const nightly: Scenario = {
     resync_ratio: `<= ${TARGET.resyncRatio}`,
     nightly_ratio: `<= ${TARGET.nightlyRatio}`,
     nightly_rollups_ratio: `<= ${TARGET.nightlyRollups}`,
+    nightly_rollups_ratio_latency_50ms: `<= ${TARGET.nightlyRollupsAtLatency}`,
   },
   run: ({ rows, results }) => runNightlyScenario(rows, results),
 };

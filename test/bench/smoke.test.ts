@@ -60,6 +60,7 @@ describe('bench --smoke', () => {
       'nightly_ratio',
       'nightly_rollups_ratio',
       'first_read_ratio',
+      'first_read_cli_ratio_50ms',
     ])
       expect(results[key], key).toEqual(expect.any(Number));
     // And printed its rows in the table.
@@ -75,6 +76,7 @@ describe('bench --smoke', () => {
       '6 nightly (',
       '6 nightly, per-day aggregates',
       '7 first read (',
+      '7 first read, as a user runs it',
       '8 dashboards (',
       '9 commands (',
     ])
