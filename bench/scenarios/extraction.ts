@@ -10,14 +10,18 @@ import { int, met, ratio, seconds } from '../report.ts';
 import { C, EXTRACTION } from '../sizes.ts';
 import { busy, executionsOf, log, pipelineFigures, withSimulator, type Scenario } from './common.ts';
 
-/** A sync's wall time against `requests x latency / C` (both extraction scenarios). */
-export const EXTRACTION_TARGET = 1.15;
+/**
+ * A sync's wall time against `requests x latency / C`: few large units 1.10 (the aggregates'
+ * issue tightened it from 1.15), many small units 1.15.
+ */
+export const EXTRACTION_TARGET = 1.1;
+export const SMALL_UNITS_TARGET = 1.15;
 
 /**
  * A run against the Little's-law bound `requests x latency / C`: logged, and the figures both
  * extraction scenarios report (results fields and the table row's bound, ratio, target, met).
  */
-export function againstBound(run: PipelineRun, latencyMs: number, jitterMs: number) {
+export function againstBound(run: PipelineRun, latencyMs: number, jitterMs: number, target: number) {
   const boundMs = (run.requests * latencyMs) / C;
   const r = run.wallMs / boundMs;
   log(`  ${seconds(run.wallMs)} for ${run.requests} requests; bound ${seconds(boundMs)}; ratio ${ratio(r)}`);
@@ -30,15 +34,15 @@ export function againstBound(run: PipelineRun, latencyMs: number, jitterMs: numb
       latency_jitter_ms: jitterMs,
       concurrency: C,
       bound_s: boundMs / 1000,
-      target: EXTRACTION_TARGET,
-      met: r <= EXTRACTION_TARGET,
+      target,
+      met: r <= target,
     },
     row: {
       figure: seconds(run.wallMs),
       baseline: `${seconds(boundMs)} = req x ${latencyMs} ms / ${C}`,
       ratio: ratio(r),
-      target: `<= ${EXTRACTION_TARGET}`,
-      met: met(r <= EXTRACTION_TARGET),
+      target: `<= ${target}`,
+      met: met(r <= target),
     },
   };
 }
@@ -64,7 +68,7 @@ export const extraction: Scenario = {
             enrich: { legacySources: false, executionTimes: false },
             simulatorCpu: sim.cpuSeconds,
           });
-          const b = againstBound(run, latencyMs, jitterMs);
+          const b = againstBound(run, latencyMs, jitterMs, EXTRACTION_TARGET);
           const executions = executionsOf(run);
           const perExecution = run.requests / Math.max(1, executions);
           results.extraction_ratio = b.r;

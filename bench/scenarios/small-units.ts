@@ -13,13 +13,13 @@ import { runPipeline } from '../pipeline.ts';
 import { int } from '../report.ts';
 import { C, SMALL_UNITS } from '../sizes.ts';
 import { executionsOf, log, withSimulator, type Scenario } from './common.ts';
-import { againstBound, EXTRACTION_TARGET } from './extraction.ts';
+import { againstBound, SMALL_UNITS_TARGET } from './extraction.ts';
 
 export const smallUnits: Scenario = {
   name: 'small-units',
   figures: ['extraction_ratio_small_units'],
   infoFigures: ['extraction_small_units_cpu_s_per_request'],
-  targets: { extraction_ratio_small_units: `<= ${EXTRACTION_TARGET}` },
+  targets: { extraction_ratio_small_units: `<= ${SMALL_UNITS_TARGET}` },
   async run({ rows, results }) {
     const { units, meanExecutions, latencyMs, jitterMs, seed } = SMALL_UNITS;
     const tasks = new Catalog({ seed, email: 'bench@example.com' }).executing.length;
@@ -42,7 +42,7 @@ export const smallUnits: Scenario = {
             concurrency: C,
             simulatorCpu: sim.cpuSeconds,
           });
-          const b = againstBound(run, latencyMs, jitterMs);
+          const b = againstBound(run, latencyMs, jitterMs, SMALL_UNITS_TARGET);
           const executions = executionsOf(run);
           const unitCount = run.summary.counters.unitsDone;
           results.extraction_ratio_small_units = b.r;
