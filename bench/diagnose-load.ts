@@ -10,7 +10,7 @@
  * first read of many small units does.
  */
 import { performance } from 'node:perf_hooks';
-import { DuckDBAppender, DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
+import { DuckDBAppender, DuckDBConnection, DuckDBDataChunk, DuckDBPreparedStatement } from '@duckdb/node-api';
 import pg from 'pg';
 import { generateLoadData } from './load-data.ts';
 import { adapterLoad, adapterLoadDuckdb } from './load.ts';
@@ -77,6 +77,32 @@ function wrapDuckdb(): void {
     'setColumns',
     'chunk setColumns (JS -> vectors)',
   );
+  // Statements with parameters run prepared (kept per connection: src/load/duckdb/session.ts):
+  // each run timed under its statement's label (runAndReadAll runs it), its preparation apart.
+  const sqlOf = new WeakMap<object, string>();
+  const prepare = proto.prepare!;
+  proto.prepare = async function (this: unknown, sql: unknown, ...rest: unknown[]) {
+    const t0 = performance.now();
+    const statement = (await prepare.call(this, sql, ...rest)) as object;
+    add('prepare (parse, bind, plan)', performance.now() - t0);
+    sqlOf.set(statement, String(sql));
+    return statement;
+  };
+  const prepared = DuckDBPreparedStatement.prototype as unknown as Record<
+    string,
+    (...a: unknown[]) => Promise<unknown>
+  >;
+  for (const name of ['run'] as const) {
+    const orig = prepared[name]!;
+    prepared[name] = async function (this: object, ...a: unknown[]) {
+      const t0 = performance.now();
+      try {
+        return await orig.apply(this, a);
+      } finally {
+        add(label(sqlOf.get(this) ?? '?'), performance.now() - t0);
+      }
+    };
+  }
   const createAppender = proto.createAppender!;
   proto.createAppender = async function (this: unknown, ...a: unknown[]) {
     const t0 = performance.now();

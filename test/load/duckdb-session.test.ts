@@ -1,0 +1,82 @@
+/**
+ * The DuckDB session keeps its parameterized statements prepared (src/load/duckdb/session.ts):
+ * a kept statement must answer exactly as a statement prepared anew would, whatever happened
+ * between two uses: the catalog changed (a migration), its last run failed, a transaction was
+ * rolled back, other statements pushed it out of the cache, or two callers used it at once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  acquireDatabase,
+  connect,
+  releaseDatabase,
+  type SharedDatabase,
+} from '../../src/load/duckdb/database.ts';
+import { Session } from '../../src/load/duckdb/session.ts';
+import { createTempDuckDB, type TempDuckDB } from '../helpers/duckdb.ts';
+
+describe('DuckDB session: kept prepared statements', () => {
+  let file: TempDuckDB;
+  let db: SharedDatabase;
+  let s: Session;
+
+  beforeAll(async () => {
+    file = createTempDuckDB('session');
+    db = await acquireDatabase(file.path);
+    s = new Session(await connect(db), db);
+    await s.run('CREATE TABLE t (id BIGINT PRIMARY KEY, a VARCHAR)');
+  });
+  afterAll(() => {
+    s.close();
+    releaseDatabase(db);
+    file.remove();
+  });
+
+  const byIds = 'SELECT * FROM t WHERE id IN (SELECT unnest(CAST($1 AS BIGINT[]))) ORDER BY id';
+  const insert = 'INSERT INTO t (id, a) VALUES ($1, $2)';
+
+  it('binds new values each time (lists included) and counts the rows changed', async () => {
+    expect(await s.run(insert, [1, 'one'])).toBe(1);
+    expect(await s.run(insert, [2, 'two'])).toBe(1);
+    expect(await s.rows(byIds, [[1]])).toEqual([{ id: 1, a: 'one' }]);
+    expect(await s.rows(byIds, [[1, 2, 3]])).toEqual([
+      { id: 1, a: 'one' },
+      { id: 2, a: 'two' },
+    ]);
+    expect(await s.rows(byIds, [[]])).toEqual([]);
+  });
+
+  it('answers with the catalog as it is now: a column added, a table re-created', async () => {
+    expect(await s.rows(byIds, [[1]])).toEqual([{ id: 1, a: 'one' }]);
+    await s.run('ALTER TABLE t ADD COLUMN b INTEGER DEFAULT 7');
+    expect(await s.rows(byIds, [[1]])).toEqual([{ id: 1, a: 'one', b: 7 }]);
+    await s.run('DROP TABLE t; CREATE TABLE t (id BIGINT PRIMARY KEY, a VARCHAR, c DOUBLE)');
+    await s.run('INSERT INTO t VALUES (1, $1, $2)', ['again', 2.5]);
+    expect(await s.rows(byIds, [[1, 2]])).toEqual([{ id: 1, a: 'again', c: 2.5 }]);
+  });
+
+  it('a run that failed (a duplicate key, in a transaction rolled back) leaves the statement usable', async () => {
+    const sql = 'INSERT INTO t (id, a, c) VALUES ($1, $2, $3)';
+    await expect(s.run(sql, [1, 'dup', 0])).rejects.toThrow(/duplicate key|PRIMARY KEY|constraint/i);
+    await expect(
+      s.transaction(async () => {
+        await s.run(sql, [10, 'ten', 1]);
+        await s.run(sql, [10, 'ten again', 1]);
+      }),
+    ).rejects.toThrow(/duplicate key|PRIMARY KEY|constraint/i);
+    expect(await s.rows(byIds, [[10]])).toEqual([]);
+    expect(await s.run(sql, [11, 'eleven', 1])).toBe(1);
+    expect(await s.rows(byIds, [[11]])).toEqual([{ id: 11, a: 'eleven', c: 1 }]);
+  });
+
+  it('more statements than it keeps: each still answers right, the first ones prepared again', async () => {
+    const texts = Array.from({ length: 100 }, (_, i) => `SELECT $1 + ${i} AS v`);
+    for (const [i, sql] of texts.entries()) expect(await s.rows(sql, [1])).toEqual([{ v: 1 + i }]);
+    for (const [i, sql] of texts.entries()) expect(await s.rows(sql, [2])).toEqual([{ v: 2 + i }]);
+  });
+
+  it('two callers of one statement at once each get their own answer', async () => {
+    const sql = 'SELECT $1 * 2 AS v, count(*) AS n FROM range(200000)';
+    const answers = await Promise.all([1, 2, 3, 4].map((x) => s.rows(sql, [x])));
+    expect(answers.map((r) => r[0])).toEqual([1, 2, 3, 4].map((x) => ({ v: 2 * x, n: 200000 })));
+  });
+});
