@@ -68,6 +68,16 @@ describe('DuckDB session: kept prepared statements', () => {
     expect(await s.rows(byIds, [[11]])).toEqual([{ id: 11, a: 'eleven', c: 1 }]);
   });
 
+  it('a value of another type than the last (an integer, a BIGINT, a double, null) is bound as itself', async () => {
+    const sql = 'SELECT $1 + 1 AS w';
+    expect(await s.rows(sql, [1])).toEqual([{ w: 2 }]);
+    expect(await s.rows(sql, [2 ** 40])).toEqual([{ w: 2 ** 40 + 1 }]);
+    expect(await s.rows(sql, [1.5])).toEqual([{ w: 2.5 }]);
+    expect(await s.rows(sql, [1e300])).toEqual([{ w: 1e300 }]);
+    expect(await s.rows(sql, [null])).toEqual([{ w: null }]);
+    expect(await s.rows(sql, [3])).toEqual([{ w: 4 }]);
+  });
+
   it('more statements than it keeps: each still answers right, the first ones prepared again', async () => {
     const texts = Array.from({ length: 100 }, (_, i) => `SELECT $1 + ${i} AS v`);
     for (const [i, sql] of texts.entries()) expect(await s.rows(sql, [1])).toEqual([{ v: 1 + i }]);
