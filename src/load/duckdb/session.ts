@@ -24,11 +24,18 @@ import { readRows } from './values.ts';
  * and plans a statement each time it is prepared, and @duckdb/node-api prepares every statement
  * with parameters anew (and splits its text first): 3-4 ms of a write transaction's 4-6 ms
  * marker insert or stored-execution lookup, measured inside a transaction that appended rows
- * (prepared once and bound again: 2.6 ms). The statements of a run are few and their texts fixed
- * (lists are parameters), so a small cache holds them all; DuckDB binds a prepared statement
- * again by itself when the catalog changed since (a migration).
+ * (prepared once and bound again: 2.6 ms). DuckDB binds a kept statement again by itself when
+ * the catalog changed since (a migration) or a value's type did.
+ *
+ * Kept: a statement met a second time, with at most PREPARED_MAX_PARAMS parameters (lists are one
+ * each). A run's hot statements are few and their texts fixed; a multi-row VALUES statement has
+ * a text per row count and is mostly met once, and keeping those (each with a plan and, until
+ * the next bind, its values) put ~25 MB on a 10,000-execution sync's peak.
  */
-const PREPARED_KEPT = 64;
+const PREPARED_KEPT = 32;
+const PREPARED_MAX_PARAMS = 16;
+/** Texts met once, remembered up to this many (then forgotten at once: a cheap bound). */
+const SEEN_ONCE = 512;
 
 interface Kept {
   readonly statement: DuckDBPreparedStatement;
@@ -40,6 +47,7 @@ export class Session {
   private offStop: (() => void) | undefined;
   /** Least recently used first (a Map keeps insertion order; a use re-inserts). */
   private readonly prepared = new Map<string, Kept>();
+  private readonly seenOnce = new Set<string>();
 
   constructor(
     readonly connection: DuckDBConnection,
@@ -87,7 +95,7 @@ export class Session {
     const result = await this.stoppable(
       () =>
         params?.length
-          ? this.withPrepared(sql, async (p) => {
+          ? this.withPrepared(sql, params.length, async (p) => {
               p.bind(params.map(toValue), typesOf(params));
               return p.run();
             })
@@ -102,7 +110,7 @@ export class Session {
     const reader = await this.stoppable(
       () =>
         params?.length
-          ? this.withPrepared(sql, async (p) => {
+          ? this.withPrepared(sql, params.length, async (p) => {
               p.bind(params.map(toValue), typesOf(params));
               return p.runAndReadAll();
             })
@@ -113,25 +121,22 @@ export class Session {
   }
 
   /**
-   * `use` with `sql` prepared: kept from an earlier call, or prepared and kept (the least
-   * recently used beyond PREPARED_KEPT let go). One in use (a caller outside `exclusive`) is not
-   * shared: another call prepares its own. A statement whose run failed is let go, so a failure
-   * never leaves one in a state the next call would meet.
+   * `use` with `sql` prepared: kept from an earlier call, or prepared (and kept when it qualifies,
+   * the least recently used beyond PREPARED_KEPT let go). One in use (a caller outside
+   * `exclusive`) is not shared: another call prepares its own. A kept statement's values are
+   * cleared after each use; one whose run failed is let go, so a failure never leaves a statement
+   * in a state the next call would meet.
    */
-  private async withPrepared<T>(sql: string, use: (p: DuckDBPreparedStatement) => Promise<T>): Promise<T> {
+  private async withPrepared<T>(
+    sql: string,
+    paramCount: number,
+    use: (p: DuckDBPreparedStatement) => Promise<T>,
+  ): Promise<T> {
     let kept = this.prepared.get(sql);
-    if (kept?.busy) {
-      const own = await this.connection.prepare(sql);
-      try {
-        return await use(own);
-      } finally {
-        own.destroySync();
-      }
-    }
-    if (kept) {
+    if (kept && !kept.busy) {
       this.prepared.delete(sql);
       this.prepared.set(sql, kept);
-    } else {
+    } else if (!kept && this.keeps(sql, paramCount)) {
       kept = { statement: await this.connection.prepare(sql), busy: false };
       this.prepared.set(sql, kept);
       for (const [text, old] of this.prepared) {
@@ -141,9 +146,19 @@ export class Session {
         old.statement.destroySync();
       }
     }
+    if (!kept || kept.busy) {
+      const own = await this.connection.prepare(sql);
+      try {
+        return await use(own);
+      } finally {
+        own.destroySync();
+      }
+    }
     kept.busy = true;
     try {
-      return await use(kept.statement);
+      const result = await use(kept.statement);
+      kept.statement.clearBindings();
+      return result;
     } catch (e) {
       if (this.prepared.get(sql) === kept) this.prepared.delete(sql);
       kept.statement.destroySync();
@@ -151,6 +166,15 @@ export class Session {
     } finally {
       kept.busy = false;
     }
+  }
+
+  /** Whether a statement not kept yet is to be: met before, and with few parameters. */
+  private keeps(sql: string, paramCount: number): boolean {
+    if (paramCount > PREPARED_MAX_PARAMS) return false;
+    if (this.seenOnce.delete(sql)) return true;
+    if (this.seenOnce.size >= SEEN_ONCE) this.seenOnce.clear();
+    this.seenOnce.add(sql);
+    return false;
   }
 
   /** BEGIN .. COMMIT around `fn`; ROLLBACK when it throws. Call inside `exclusive`. */
