@@ -78,15 +78,23 @@ describe('DuckDB session: kept prepared statements', () => {
     expect(await s.rows(sql, [3])).toEqual([{ w: 4 }]);
   });
 
-  it('more statements than it keeps: each still answers right, the first ones prepared again', async () => {
+  it('more statements than it keeps: each still answers right, whether kept, let go or kept again', async () => {
     const texts = Array.from({ length: 100 }, (_, i) => `SELECT $1 + ${i} AS v`);
-    for (const [i, sql] of texts.entries()) expect(await s.rows(sql, [1])).toEqual([{ v: 1 + i }]);
-    for (const [i, sql] of texts.entries()) expect(await s.rows(sql, [2])).toEqual([{ v: 2 + i }]);
+    // Met once (not kept), twice (kept, the first let go past the limit), three times.
+    for (const round of [1, 2, 3])
+      for (const [i, sql] of texts.entries()) expect(await s.rows(sql, [round])).toEqual([{ v: round + i }]);
   });
 
-  it('two callers of one statement at once each get their own answer', async () => {
+  it('several statements in one text with parameters run as before, every time', async () => {
+    const sql = 'CREATE OR REPLACE TEMP TABLE several AS SELECT 41 AS x; SELECT x + $1 AS v FROM several';
+    for (const n of [1, 2, 3]) expect(await s.rows(sql, [n])).toEqual([{ v: 41 + n }]);
+  });
+
+  it('callers of one statement at once each get their own answer, before and after it is kept', async () => {
     const sql = 'SELECT $1 * 2 AS v, count(*) AS n FROM range(200000)';
-    const answers = await Promise.all([1, 2, 3, 4].map((x) => s.rows(sql, [x])));
-    expect(answers.map((r) => r[0])).toEqual([1, 2, 3, 4].map((x) => ({ v: 2 * x, n: 200000 })));
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all([1, 2, 3, 4].map((x) => s.rows(sql, [x + round])));
+      expect(answers.map((r) => r[0])).toEqual([1, 2, 3, 4].map((x) => ({ v: 2 * (x + round), n: 200000 })));
+    }
   });
 });

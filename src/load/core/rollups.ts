@@ -87,7 +87,8 @@ export type Dialected = Pick<Driver, 'dialect'>;
 /**
  * The scope as a predicate on a table's day and platform-task columns. Units are one list of
  * days and one of platform tasks, zipped: the statement's text is the same for any number of
- * units, so a driver that keeps prepared statements plans it once.
+ * units (two texts: units of one day, or of several, since Params gives equal values one
+ * placeholder), so a driver that keeps prepared statements (DuckDB's session) plans it once.
  */
 export function scopeWhere(
   _driver: Dialected,

@@ -28,9 +28,13 @@ import { readRows } from './values.ts';
  * the catalog changed since (a migration) or a value's type did.
  *
  * Kept: a statement met a second time, with at most PREPARED_MAX_PARAMS parameters (lists are one
- * each). A run's hot statements are few and their texts fixed; a multi-row VALUES statement has
- * a text per row count and is mostly met once, and keeping those (each with a plan and, until
- * the next bind, its values) put ~25 MB on a 10,000-execution sync's peak.
+ * each), PREPARED_KEPT of them. A run's hot statements are few and their texts fixed; a multi-row
+ * VALUES statement has a text per row count and is mostly met once. Keeping every statement met
+ * (each with its plan and, until the next bind, its values) put ~25 MB on a 10,000-execution
+ * sync's peak RSS; 64 statements of up to 32 parameters ~13 MB (medians of 3 alternated syncs,
+ * 409 against 396 MB); these limits measured within the noise (403 against 396 MB). A statement
+ * not kept runs as before, through @duckdb/node-api's own path (several statements in one text
+ * included: DuckDB prepares one statement at a time).
  */
 const PREPARED_KEPT = 32;
 const PREPARED_MAX_PARAMS = 16;
@@ -48,6 +52,8 @@ export class Session {
   /** Least recently used first (a Map keeps insertion order; a use re-inserts). */
   private readonly prepared = new Map<string, Kept>();
   private readonly seenOnce = new Set<string>();
+  /** Texts DuckDB would not prepare alone (several statements): always run node-api's way. */
+  private readonly neverKept = new Set<string>();
 
   constructor(
     readonly connection: DuckDBConnection,
@@ -95,10 +101,15 @@ export class Session {
     const result = await this.stoppable(
       () =>
         params?.length
-          ? this.withPrepared(sql, params.length, async (p) => {
-              p.bind(params.map(toValue), typesOf(params));
-              return p.run();
-            })
+          ? this.withPrepared(
+              sql,
+              params.length,
+              async (p) => {
+                p.bind(params.map(toValue), typesOf(params));
+                return p.run();
+              },
+              () => this.connection.run(sql, params.map(toValue), typesOf(params)),
+            )
           : this.connection.run(sql),
       sql,
     );
@@ -110,10 +121,15 @@ export class Session {
     const reader = await this.stoppable(
       () =>
         params?.length
-          ? this.withPrepared(sql, params.length, async (p) => {
-              p.bind(params.map(toValue), typesOf(params));
-              return p.runAndReadAll();
-            })
+          ? this.withPrepared(
+              sql,
+              params.length,
+              async (p) => {
+                p.bind(params.map(toValue), typesOf(params));
+                return p.runAndReadAll();
+              },
+              () => this.connection.runAndReadAll(sql, params.map(toValue), typesOf(params)),
+            )
           : this.connection.runAndReadAll(sql),
       sql,
     );
@@ -121,39 +137,39 @@ export class Session {
   }
 
   /**
-   * `use` with `sql` prepared: kept from an earlier call, or prepared (and kept when it qualifies,
-   * the least recently used beyond PREPARED_KEPT let go). One in use (a caller outside
-   * `exclusive`) is not shared: another call prepares its own. A kept statement's values are
-   * cleared after each use; one whose run failed is let go, so a failure never leaves a statement
-   * in a state the next call would meet.
+   * `use` on `sql` kept prepared: from an earlier call, or prepared now when it qualifies (the
+   * least recently used beyond PREPARED_KEPT let go). Otherwise `once`, node-api's own path: a
+   * statement met for the first time, one with many parameters, one DuckDB cannot prepare alone
+   * (several statements in one text), or one another caller (outside `exclusive`) is using. A
+   * kept statement's values are cleared after each use; one whose run failed is let go, so a
+   * failure never leaves a statement in a state the next call would meet.
    */
   private async withPrepared<T>(
     sql: string,
     paramCount: number,
     use: (p: DuckDBPreparedStatement) => Promise<T>,
+    once: () => Promise<T>,
   ): Promise<T> {
     let kept = this.prepared.get(sql);
     if (kept && !kept.busy) {
       this.prepared.delete(sql);
       this.prepared.set(sql, kept);
     } else if (!kept && this.keeps(sql, paramCount)) {
-      kept = { statement: await this.connection.prepare(sql), busy: false };
-      this.prepared.set(sql, kept);
-      for (const [text, old] of this.prepared) {
-        if (this.prepared.size <= PREPARED_KEPT) break;
-        if (old.busy) continue;
-        this.prepared.delete(text);
-        old.statement.destroySync();
+      const statement = await this.prepareAlone(sql);
+      // Another caller may have kept it while this one prepared: this one is not kept then.
+      if (statement && this.prepared.has(sql)) statement.destroySync();
+      else if (statement) {
+        for (const [text, old] of this.prepared) {
+          if (this.prepared.size < PREPARED_KEPT) break;
+          if (old.busy) continue;
+          this.prepared.delete(text);
+          old.statement.destroySync();
+        }
+        kept = { statement, busy: false };
+        this.prepared.set(sql, kept);
       }
     }
-    if (!kept || kept.busy) {
-      const own = await this.connection.prepare(sql);
-      try {
-        return await use(own);
-      } finally {
-        own.destroySync();
-      }
-    }
+    if (!kept || kept.busy) return once();
     kept.busy = true;
     try {
       const result = await use(kept.statement);
@@ -168,9 +184,22 @@ export class Session {
     }
   }
 
-  /** Whether a statement not kept yet is to be: met before, and with few parameters. */
+  /**
+   * `sql` prepared, or undefined when DuckDB refuses: several statements in one text (never kept
+   * then), or any other failure, which the caller's `once` meets and reports as it always did.
+   */
+  private async prepareAlone(sql: string): Promise<DuckDBPreparedStatement | undefined> {
+    try {
+      return await this.connection.prepare(sql);
+    } catch (e) {
+      if (/multiple statements/i.test(String(e)) && this.neverKept.size < SEEN_ONCE) this.neverKept.add(sql);
+      return undefined;
+    }
+  }
+
+  /** Whether a statement not kept yet is to be: met before, with few parameters, one statement. */
   private keeps(sql: string, paramCount: number): boolean {
-    if (paramCount > PREPARED_MAX_PARAMS) return false;
+    if (paramCount > PREPARED_MAX_PARAMS || this.neverKept.has(sql)) return false;
     if (this.seenOnce.delete(sql)) return true;
     if (this.seenOnce.size >= SEEN_ONCE) this.seenOnce.clear();
     this.seenOnce.add(sql);
