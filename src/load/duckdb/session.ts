@@ -6,10 +6,12 @@
 import {
   BIGINT,
   DOUBLE,
+  DuckDBResultReader,
   LIST,
   VARCHAR,
   listValue,
   type DuckDBConnection,
+  type DuckDBMaterializedResult,
   type DuckDBPreparedStatement,
   type DuckDBType,
   type DuckDBValue,
@@ -98,42 +100,30 @@ export class Session {
 
   /** Runs SQL (several statements allowed when there are no parameters); returns rows changed. */
   async run(sql: string, params?: readonly Param[]): Promise<number> {
-    const result = await this.stoppable(
-      () =>
-        params?.length
-          ? this.withPrepared(
-              sql,
-              params.length,
-              async (p) => {
-                p.bind(params.map(toValue), typesOf(params));
-                return p.run();
-              },
-              () => this.connection.run(sql, params.map(toValue), typesOf(params)),
-            )
-          : this.connection.run(sql),
-      sql,
-    );
-    return result.rowsChanged;
+    return (await this.stoppable(() => this.execute(sql, params), sql)).rowsChanged;
   }
 
   /** Rows of one statement, as objects of warehouse values. */
   async rows<T = Record<string, unknown>>(sql: string, params?: readonly Param[]): Promise<T[]> {
-    const reader = await this.stoppable(
-      () =>
-        params?.length
-          ? this.withPrepared(
-              sql,
-              params.length,
-              async (p) => {
-                p.bind(params.map(toValue), typesOf(params));
-                return p.runAndReadAll();
-              },
-              () => this.connection.runAndReadAll(sql, params.map(toValue), typesOf(params)),
-            )
-          : this.connection.runAndReadAll(sql),
-      sql,
-    );
+    const reader = new DuckDBResultReader(await this.stoppable(() => this.execute(sql, params), sql));
+    await reader.readAll();
     return readRows(reader) as T[];
+  }
+
+  /** The statement's result: with parameters, on a statement kept prepared when there is one. */
+  private execute(sql: string, params?: readonly Param[]): Promise<DuckDBMaterializedResult> {
+    if (!params?.length) return this.connection.run(sql);
+    const values = params.map(toValue);
+    const types = typesOf(params);
+    return this.withPrepared(
+      sql,
+      params.length,
+      (p) => {
+        p.bind(values, types);
+        return p.run();
+      },
+      () => this.connection.run(sql, values, types),
+    );
   }
 
   /**
