@@ -20,7 +20,6 @@
  *   --commands-env K=V,...   extra environment for every command (e.g. GEO_DUCKDB_MEMORY_LIMIT=2GB);
  *                            the run is then not "at the defaults"
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,7 +27,8 @@ import { pathToFileURL } from 'node:url';
 import { addDays } from '../src/transform/time.ts';
 import { buildYear, duckdbSession, first, pgSession, withSession, type Session } from './dashboards.ts';
 import { readRssReport, type RssReport } from './memory.ts';
-import { GEO_SYNC_BIN, REPO_ROOT, RSS_REPORTER, tempDir } from './paths.ts';
+import { GEO_SYNC_BIN, RSS_REPORTER, tempDir } from './paths.ts';
+import { childEnv, runChild } from './child.ts';
 import { createDatabase } from './postgres.ts';
 import { BENCH_API_KEY, startSimulatorProcess, type SimulatorProcess } from './simulator.ts';
 
@@ -285,27 +285,13 @@ async function runCommand(
   p: Planned,
   o: { bin: string; env: Record<string, string>; timeoutMs: number; rssFile: string },
 ): Promise<CommandFigure> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GEO_')) env[k] = v;
-  Object.assign(env, { GEO_LOG_LEVEL: 'warn', BENCH_RSS_FILE: o.rssFile, ...o.env });
+  const env = childEnv({ GEO_LOG_LEVEL: 'warn', BENCH_RSS_FILE: o.rssFile, ...o.env });
   rmSync(o.rssFile, { force: true });
   const args = ['--import', pathToFileURL(RSS_REPORTER).href, o.bin, ...p.args];
-  const t0 = performance.now();
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout = (stdout + d).slice(-20_000)));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-8000)));
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill('SIGTERM');
-  }, o.timeoutMs);
-  const [exitCode, signal] = await new Promise<[number | null, string | null]>((resolve) =>
-    child.once('close', (code, sig) => resolve([code, sig])),
-  );
-  clearTimeout(timer);
-  const wallMs = performance.now() - t0;
+  const { exitCode, signal, timedOut, wallMs, stdout, stderr } = await runChild(args, env, {
+    timeoutMs: o.timeoutMs,
+    keepStdout: 20_000,
+  });
   const rss: RssReport = readRssReport(o.rssFile);
   const figure: CommandFigure = {
     key: p.key,

@@ -10,12 +10,11 @@
  * requests are the run's own count (its summary line), so a change that asks fewer requests
  * shrinks the bound with them: the ratio is the overhead, not the request count.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { addDays, shanghaiYesterday } from '../src/time.ts';
 import { parseSummary } from './memory.ts';
-import { GEO_SYNC_BIN, REPO_ROOT, tempDir } from './paths.ts';
+import { GEO_SYNC_BIN, tempDir } from './paths.ts';
+import { childEnv, runChild } from './child.ts';
 import { BENCH_API_KEY, startSimulatorProcess } from './simulator.ts';
 import { C, FIRST_READ } from './sizes.ts';
 
@@ -62,9 +61,7 @@ export async function runCliFirstRead(o: {
   };
   try {
     for (let i = 0; i < o.runs; i++) {
-      const env: NodeJS.ProcessEnv = {};
-      for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GEO_')) env[k] = v;
-      Object.assign(env, {
+      const env = childEnv({
         GEO_BASE_URL: sim.url,
         GEO_API_KEY: BENCH_API_KEY,
         GEO_CONCURRENCY: String(C),
@@ -83,17 +80,20 @@ export async function runCliFirstRead(o: {
         `duckdb:${join(tmp.dir, `first-read-${i}.duckdb`)}`,
         '--no-progress',
       ];
-      const t0 = performance.now();
-      const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4000)));
-      const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
-      const wallMs = performance.now() - t0;
+      const {
+        exitCode: code,
+        timedOut,
+        wallMs,
+        stdout,
+        stderr,
+      } = await runChild(args, env, {
+        timeoutMs: FIRST_READ.cliTimeoutMs,
+      });
       const { requests, rows } = parseSummary(stdout);
       if (code !== 0 || requests === null)
-        throw new Error(`first read (CLI): exit ${code}, no summary\n${stdout.slice(-2000)}\n${stderr}`);
+        throw new Error(
+          `first read (CLI): ${timedOut ? 'timed out' : `exit ${code}`}, no summary\n${stdout.slice(-2000)}\n${stderr}`,
+        );
       out.executions = rows.prompt_executions ?? 0;
       out.runs.push({ wallMs, requests, ratio: wallMs / ((requests * o.latencyMs) / C) });
     }

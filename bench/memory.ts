@@ -4,12 +4,11 @@
  * process serving N executions per day. Per-execution legacy enrichments off, so the day's size, not
  * the legacy endpoints, decides the memory.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { GEO_SYNC_BIN, REPO_ROOT, RSS_REPORTER, tempDir } from './paths.ts';
+import { GEO_SYNC_BIN, RSS_REPORTER, tempDir } from './paths.ts';
+import { childEnv, runChild } from './child.ts';
 import { BENCH_API_KEY } from './simulator.ts';
 
 /** The enrichments of the memory scenario's sync: the per-execution legacy ones off. */
@@ -94,9 +93,7 @@ export async function runMemorySync(o: {
 }): Promise<MemoryRun> {
   const tmp = tempDir(`mem-${o.executionsPerDay}`);
   const rssFile = join(tmp.dir, 'rss.jsonl');
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GEO_')) env[k] = v;
-  Object.assign(env, {
+  const env = childEnv({
     GEO_BASE_URL: o.baseUrl,
     GEO_API_KEY: BENCH_API_KEY,
     GEO_CONCURRENCY: String(o.concurrency),
@@ -119,22 +116,9 @@ export async function runMemorySync(o: {
     '--no-progress',
   ];
   try {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-8000)));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGTERM');
-    }, o.timeoutMs);
-    const [exitCode, signal] = await new Promise<[number | null, string | null]>((resolve) =>
-      child.once('close', (code, sig) => resolve([code, sig])),
-    );
-    clearTimeout(timer);
-    const wallMs = performance.now() - t0;
+    const { exitCode, signal, timedOut, wallMs, stdout, stderr } = await runChild(args, env, {
+      timeoutMs: o.timeoutMs,
+    });
     const { rssMb, sampledPeakMb, atPeakMb, cpuSeconds } = readRssReport(rssFile);
     const { requests, rows } = parseSummary(stdout);
     return {

@@ -65,6 +65,8 @@ export const FIRST_READ = {
   cliRuns: SMOKE ? 1 : 3,
   cliLatencyMs: 50,
   cliJitterMs: 10,
+  /** A run that takes longer has hung (one takes ~18 s here). */
+  cliTimeoutMs: 5 * 60_000,
 };
 /**
  * A year of a large account: of 2,400 executions a day (a real large account's size) and of
