@@ -410,8 +410,9 @@ export function distinctUnits(units: Iterable<RollupUnit>): RollupUnit[] {
 
 /**
  * `check rollups_match` over the days `$1`..`$2`: the rows stored and the rows recomputed that
- * differ, outside the units marked stale (their refresh is pending: not wrong, behind), one row per side (`stored` only, `recomputed` only) with the table, day, platform task
- * and the rest of the row as text; a row stored twice shows once as `stored` only (EXCEPT ALL).
+ * differ, outside the units marked stale (their refresh is pending: not wrong, behind), one row
+ * per side (`stored` only, `recomputed` only) with the table, day, platform task and the rest of
+ * the row as text; a row stored twice shows once as `stored` only (EXCEPT ALL).
  * Portable SQL, ending with ORDER BY column positions.
  */
 export function rollupsMatchSql(driver: Dialected, table: string): string {
@@ -419,42 +420,39 @@ export function rollupsMatchSql(driver: Dialected, table: string): string {
   const p = new Params();
   const days = { from: '\u0000from', to: '\u0000to' };
   const [from, to] = [p.add(days.from), p.add(days.to)];
-  const parts: string[] = [];
+  const spec = [...ROLLUP_TABLES, ...ACCOUNT_ROLLUP_TABLES].find((t) => t.table === table);
+  if (!spec) throw new Error(`rollups_match: no aggregate table geo.${table}`);
   // The account's rows are recomputed from the execution tables as the units' are, then summed;
   // they are behind for a day with any unit marked stale.
   const account = ACCOUNT_ROLLUP_TABLES.some((t) => t.table === table);
-  for (const spec of [...ROLLUP_TABLES, ...ACCOUNT_ROLLUP_TABLES].filter((t) => t.table === table)) {
-    const rest = spec.columns
-      .map((c) => c.name)
-      .filter((c) => !['date', 'week_start', 'task_id'].includes(c));
-    const detail = rest
-      .map((c) => `'${c}=' || COALESCE(CAST(x.${ident(c)} AS VARCHAR), 'NULL')`)
-      .join(` || ' ' || `);
-    const stored = `SELECT ${columnList(spec)} FROM geo.${spec.table} WHERE date BETWEEN CAST(${from} AS DATE) AND CAST(${to} AS DATE)`;
-    // The account's rows from the units' as recomputed from the execution tables.
-    const fromExecutions = (t: string, alias: string) => {
-      const unit = ROLLUP_TABLES.find((u) => u.table === t)!;
-      return `(${selectOf(t)(driver, days, p)}) AS ${alias} (${columnList(unit)})`;
-    };
-    const recomputed = account
-      ? ACCOUNT_SELECTS[spec.table]!(days, p, fromExecutions)
-      : selectOf(spec.table)(driver, days, p);
-    const [task, behind] = account
-      ? ['CAST(NULL AS BIGINT)', 's.date = x.date']
-      : ['x.task_id', 's.date = x.date AND s.task_id = x.task_id'];
-    for (const [side, a, b] of [
+  const rest = spec.columns.map((c) => c.name).filter((c) => !['date', 'week_start', 'task_id'].includes(c));
+  const detail = rest
+    .map((c) => `'${c}=' || COALESCE(CAST(x.${ident(c)} AS VARCHAR), 'NULL')`)
+    .join(` || ' ' || `);
+  const stored = `SELECT ${columnList(spec)} FROM geo.${spec.table} WHERE date BETWEEN CAST(${from} AS DATE) AND CAST(${to} AS DATE)`;
+  // The account's rows from the units' as recomputed from the execution tables.
+  const fromExecutions = (t: string, alias: string) => {
+    const unit = ROLLUP_TABLES.find((u) => u.table === t)!;
+    return `(${selectOf(t)(driver, days, p)}) AS ${alias} (${columnList(unit)})`;
+  };
+  const recomputed = account
+    ? ACCOUNT_SELECTS[spec.table]!(days, p, fromExecutions)
+    : selectOf(spec.table)(driver, days, p);
+  const [task, behind] = account
+    ? ['CAST(NULL AS BIGINT)', 's.date = x.date']
+    : ['x.task_id', 's.date = x.date AND s.task_id = x.task_id'];
+  const parts = (
+    [
       ['stored', stored, recomputed],
       ['recomputed', recomputed, stored],
-    ] as const) {
-      parts.push(
-        `SELECT '${spec.table}' AS table_name, '${side}' AS only_in, x.date, ${task} AS task_id, ${detail} AS row_values
-         FROM ((${a}) EXCEPT ALL (${b})) x (${columnList(spec)})
-         WHERE NOT EXISTS (SELECT 1 FROM geo.rollup_stale_units s WHERE ${behind})`,
-      );
-    }
-  }
-  if (p.values.length !== 2)
-    throw new Error(`rollups_match: no aggregate table geo.${table}, or a part names another parameter`);
+    ] as const
+  ).map(
+    ([side, a, b]) =>
+      `SELECT '${spec.table}' AS table_name, '${side}' AS only_in, x.date, ${task} AS task_id, ${detail} AS row_values
+       FROM ((${a}) EXCEPT ALL (${b})) x (${columnList(spec)})
+       WHERE NOT EXISTS (SELECT 1 FROM geo.rollup_stale_units s WHERE ${behind})`,
+  );
+  if (p.values.length !== 2) throw new Error(`rollups_match: a part of geo.${table} names another parameter`);
   return `${parts.join('\nUNION ALL\n')}\nORDER BY 1, 3, 4, 2, 5`;
 }
 
