@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/load/index.ts';
 import type { Driver } from '../../src/load/core/driver.ts';
+import { RANK_LIMITS } from '../../src/api/schemas/rank-number.ts';
 import { rollupsMatchSqls } from '../../src/load/core/rollups.ts';
 import { refreshStaleUnits } from '../../src/load/core/stale-units.ts';
 import { FenceLostError } from '../../src/load/errors.ts';
@@ -188,6 +189,36 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       cleanup.push(t.drop);
       return refreshing(await openWarehouse(t.target, { migrate: true }));
     };
+
+    it('a day of the largest visibility and score the reader stores is summed exactly (the bound before overflowed at 1,025)', async () => {
+      const w = await open();
+      try {
+        await seedTasks(w);
+        const n = 1100;
+        const executions = Array.from({ length: n }, (_, i) =>
+          execution(i + 1, { task_id: i % 2 ? 11 : 10 }),
+        );
+        const ranks = executions.map((e) =>
+          rank(e.prompt_task_id, 0, 'Acme', 1, {
+            visibility: RANK_LIMITS.visibility,
+            score: RANK_LIMITS.score,
+          }),
+        );
+        await w.writeExecutionBatch(batch({ executions, ranks }));
+        const [account] = await w.query(
+          `SELECT CAST(visibility_sum AS VARCHAR) AS visibility, CAST(score_sum AS VARCHAR) AS score
+           FROM geo.rollup_brands_account_daily WHERE brand = 'Acme'`,
+        );
+        expect(account).toEqual({
+          visibility: String(BigInt(n) * BigInt(RANK_LIMITS.visibility)),
+          score: String(BigInt(n) * BigInt(RANK_LIMITS.score)),
+        });
+        expect(await w.query('SELECT count(*) AS n FROM geo.rollup_stale_units')).toEqual([{ n: 0 }]);
+        expect(await mismatches(w)).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
 
     it('every write keeps them equal to a recomputation, in its own transaction', async () => {
       const w = await open();

@@ -86,7 +86,7 @@ describe('readRankNumber: integers, the empty rank, or NULL with the raw value k
     expect(readRankNumber(sent, BIG)).toEqual({ value: null, raw });
   });
 
-  it('a position is bounded by INTEGER, visibility and score by 2^53-1', () => {
+  it('a position, a visibility and a score are each bounded by INTEGER', () => {
     expect(readRankNumber(2 ** 31 - 1, RANK_LIMITS.position)).toEqual({ value: 2 ** 31 - 1 });
     expect(readRankNumber(2 ** 31, RANK_LIMITS.position)).toEqual({ value: null, raw: 2 ** 31 });
     expect(readRankNumber('2147483648', RANK_LIMITS.position)).toEqual({ value: null, raw: '2147483648' });
@@ -94,7 +94,19 @@ describe('readRankNumber: integers, the empty rank, or NULL with the raw value k
       value: null,
       raw: -(2 ** 31) - 1,
     });
-    expect(readRankNumber(2 ** 31, RANK_LIMITS.visibility)).toEqual({ value: 2 ** 31 });
+    for (const field of ['visibility', 'score'] as const) {
+      expect(readRankNumber(2 ** 31 - 1, RANK_LIMITS[field])).toEqual({ value: 2 ** 31 - 1 });
+      expect(readRankNumber(-(2 ** 31 - 1), RANK_LIMITS[field])).toEqual({ value: -(2 ** 31 - 1) });
+      expect(readRankNumber(2 ** 31, RANK_LIMITS[field])).toEqual({ value: null, raw: 2 ** 31 });
+      expect(readRankNumber(2 ** 53 - 1, RANK_LIMITS[field])).toEqual({ value: null, raw: 2 ** 53 - 1 });
+    }
+  });
+
+  it('a day of one brand over the whole account cannot overflow its BIGINT sums', () => {
+    // 4 billion ranks of one brand in one day, each at the bound: still within a BIGINT.
+    const bigintMax = 2n ** 63n - 1n;
+    for (const field of ['visibility', 'score'] as const)
+      expect(BigInt(RANK_LIMITS[field]) * 4_000_000_000n <= bigintMax).toBe(true);
   });
 
   it('an exponent as long as a page costs nothing', () => {

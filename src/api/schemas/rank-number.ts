@@ -12,9 +12,9 @@
  *   "03", "3.0", "3.00", "1e3" are the integers they write;
  * - anything else is stored as NULL with the value as sent kept (`execution_ranks.raw_values`):
  *   dashes, fractions (3.5: the spec says integer, and rounding would invent a rank), "1e-3", a
- *   number a double cannot hold ("1e400"), one beyond its column (position: INTEGER; visibility,
- *   score: +-(2^53-1), what a JS number holds exactly), other text ("N/A"), and JSON that is no
- *   number (true, {}, []).
+ *   number a double cannot hold ("1e400"), one beyond its bound (position: INTEGER's; visibility
+ *   and score, stored as BIGINT: INTEGER's too, see RANK_LIMITS), other text ("N/A"), and JSON
+ *   that is no number (true, {}, []).
  *
  * Whether a position is a valid rank (`> 0`) is the transform's rule, not this reader's.
  */
@@ -28,13 +28,17 @@ export interface RankReading {
   raw?: Json;
 }
 
-/** The largest magnitude each rank column takes. */
+/**
+ * The largest magnitude each rank number takes. Visibility and score are summed per day into the
+ * aggregates' BIGINT columns (a brand's day over the whole account): at INTEGER's bound it takes
+ * 4 billion ranks of one brand in one day to overflow them. At +-(2^53-1), what a JS number holds
+ * exactly and the bound before, 1,025 did: every refresh of that day failed, and every run with it.
+ */
 export const RANK_LIMITS = {
   /** INTEGER */
   position: 2_147_483_647,
-  /** BIGINT, within what a JS number holds exactly */
-  visibility: Number.MAX_SAFE_INTEGER,
-  score: Number.MAX_SAFE_INTEGER,
+  visibility: 2_147_483_647,
+  score: 2_147_483_647,
 } as const;
 
 export type RankField = keyof typeof RANK_LIMITS;
