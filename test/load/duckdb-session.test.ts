@@ -68,6 +68,30 @@ describe('DuckDB session: kept prepared statements', () => {
     expect(await s.rows(byIds, [[11]])).toEqual([{ id: 11, a: 'eleven', c: 1 }]);
   });
 
+  // Lists are bound as their text where every item reads back the same from it (ids, dates),
+  // as LISTs otherwise; one statement text meets both, kept prepared between them.
+  const ids = Array.from({ length: 5000 }, (_, i) => i * 7 - 3);
+  it.each([
+    ['no id', 'BIGINT', []],
+    ['one id', 'BIGINT', [0]],
+    ['ids at the edges of a safe integer', 'BIGINT', [-(2 ** 53 - 1), -5, 2 ** 53 - 1]],
+    ['5,000 ids', 'BIGINT', ids],
+    ['dates', 'VARCHAR', ['2026-11-01', '2026-11-02', '1999-01-31']],
+    [
+      'texts a list text would misread',
+      'VARCHAR',
+      ['a,b', 'NULL', "it's", ' spaced ', '[x]', '', '"q"', '2026-11-01'],
+    ],
+    ['dates again', 'VARCHAR', ['2026-11-03']],
+  ] as const)('a list of %s is read back exactly', async (_label, type, list) => {
+    const sql = `SELECT CAST($1 AS ${type}[]) AS l, (SELECT count(*) FROM (SELECT unnest(CAST($1 AS ${type}[])))) AS n`;
+    for (let i = 0; i < 2; i++) {
+      expect(await s.rows(sql, [list as readonly number[] | readonly string[]])).toEqual([
+        { l: [...list], n: list.length },
+      ]);
+    }
+  });
+
   it('a value of another type than the last (an integer, a BIGINT, a double, null) is bound as itself', async () => {
     const sql = 'SELECT $1 + 1 AS w';
     expect(await s.rows(sql, [1])).toEqual([{ w: 2 }]);
