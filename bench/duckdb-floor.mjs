@@ -1,8 +1,8 @@
 // The memory floor of DuckDB in this process model: a child process that does nothing but store a
 // day's rows in a fresh, migrated DuckDB warehouse (the product's settings: its buffer pool, its
-// checkpoint threshold), through the product's own fastest path (the Appender straight into the
-// keyed geo tables, DuckDBDriver's `insert`), one transaction per batch the sync's writer would
-// commit. No HTTP, no validation, no queue, and garbage collected after every transaction (node
+// checkpoint threshold, a run's threads), through the product's own fastest path (the Appender
+// straight into the keyed geo tables, DuckDBDriver's `insert`), one transaction per batch the
+// sync's writer would commit. No HTTP, no validation, no queue, and garbage collected after every transaction (node
 // --expose-gc): what DuckDB costs in a Node process with the least JavaScript around it. A sync of
 // the same day holds all of this plus its pipeline. (Not a bound to the MB: DuckDB's allocator and
 // V8 size themselves partly by timing, so two runs of either differ by some tens of MB.)
@@ -16,7 +16,7 @@
 // executions, stored them. GEO_FLOOR_MEMORY_LIMIT sets another buffer pool size (DuckDB's syntax).
 import { prepareBatch } from '../dist/load/batch.js';
 import { DuckDBDriver } from '../dist/load/duckdb/driver.js';
-import { openWarehouse } from '../dist/load/index.js';
+import { openWarehouse, RUN_DUCKDB_THREADS } from '../dist/load/index.js';
 import {
   EXECUTION_PRODUCTS,
   EXECUTION_RANKS,
@@ -67,7 +67,11 @@ const memoryLimit = process.env.GEO_FLOOR_MEMORY_LIMIT;
 const warehouse = await openWarehouse(`duckdb:${path}`, { logger: silentLogger, migrate: true });
 await warehouse.close();
 
-const driver = await DuckDBDriver.open({ path, ...(memoryLimit ? { settings: { memoryLimit } } : {}) });
+// The settings of a run (its DuckDB threads), as the sync it is the floor of.
+const driver = await DuckDBDriver.open({
+  path,
+  settings: { threads: RUN_DUCKDB_THREADS, ...(memoryLimit ? { memoryLimit } : {}) },
+});
 try {
   const transactions = { count: 0, maxExecutions: 0 };
   for await (const line of lines(process.stdin)) {

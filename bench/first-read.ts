@@ -20,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createApi, runLocked } from '../dist/app.js';
 import { loadConfig } from '../dist/config.js';
-import { openWarehouse } from '../dist/load/index.js';
+import { openWarehouse, RUN_DUCKDB_THREADS } from '../dist/load/index.js';
 import { silentLogger } from '../dist/log.js';
 import { startSimulator } from '../dist/simulator/index.js';
 import type { RunSummary } from '../dist/sync/run.js';
@@ -131,7 +131,10 @@ export async function runFirstRead(): Promise<FirstReadResult> {
           return port.screenshot(id);
         },
       };
-      const warehouse = await openWarehouse(config.warehouse, { logger: silentLogger });
+      const warehouse = await openWarehouse(config.warehouse, {
+        logger: silentLogger,
+        duckdb: { threads: RUN_DUCKDB_THREADS },
+      });
       let summary: RunSummary;
       try {
         await warehouse.migrate();
@@ -268,7 +271,11 @@ export async function runFirstReadRollupCost(pairs: number): Promise<FirstReadRo
           },
         });
         const api = createApi(config, silentLogger);
-        const warehouse = await openWarehouse(config.warehouse, { logger: silentLogger, keepRollups });
+        const warehouse = await openWarehouse(config.warehouse, {
+          logger: silentLogger,
+          keepRollups,
+          duckdb: { threads: RUN_DUCKDB_THREADS },
+        });
         try {
           await warehouse.migrate();
           const t0 = performance.now();

@@ -22,7 +22,7 @@ import {
 } from '@duckdb/node-api';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { openWarehouse } from '../src/load/index.ts';
+import { openWarehouse, RUN_DUCKDB_THREADS } from '../src/load/index.ts';
 import { rollupsMatchSqls } from '../src/load/core/rollups.ts';
 import { RollupRefresher } from '../src/sync/rollup-refresh.ts';
 import { SQL_TYPE as DUCKDB_SQL_TYPE } from '../src/load/duckdb/staging.ts';
@@ -75,7 +75,13 @@ function result(wallMs: number, rows: number): LoadRun {
  * are checked equal to a recomputation (check rollups_match): a figure of a wrong write is none.
  */
 export async function adapterLoad(target: string, data: LoadData, keepRollups = true): Promise<LoadRun> {
-  const warehouse = await openWarehouse(target, { logger: silentLogger, migrate: true, keepRollups });
+  // As a run opens it (its DuckDB threads).
+  const warehouse = await openWarehouse(target, {
+    logger: silentLogger,
+    migrate: true,
+    keepRollups,
+    duckdb: { threads: RUN_DUCKDB_THREADS },
+  });
   try {
     const refresher = new RollupRefresher(warehouse, silentLogger);
     const t0 = performance.now();

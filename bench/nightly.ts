@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createApi, runLocked } from '../dist/app.js';
 import { loadConfig } from '../dist/config.js';
-import { openWarehouse } from '../dist/load/index.js';
+import { openWarehouse, RUN_DUCKDB_THREADS } from '../dist/load/index.js';
 import { silentLogger } from '../dist/log.js';
 import { startSimulator } from '../dist/simulator/index.js';
 import type { RunSummary } from '../dist/sync/run.js';
@@ -108,6 +108,8 @@ export async function runNightly(rollupPairs = 0): Promise<NightlyResult> {
     const warehouse = await openWarehouse(into.target, {
       logger: silentLogger,
       keepRollups: into.keepRollups,
+      // As a run opens it (its DuckDB threads).
+      duckdb: { threads: RUN_DUCKDB_THREADS },
     });
     try {
       await warehouse.migrate();

@@ -11,7 +11,7 @@ import { Pool, type Dispatcher } from 'undici';
 // tsx's transpiled sources wrap closures in `__name()` calls that the shipped code does not have.
 import { createApi, runLocked } from '../dist/app.js';
 import { loadConfig } from '../dist/config.js';
-import { openWarehouse, type Warehouse, type Written } from '../dist/load/index.js';
+import { openWarehouse, RUN_DUCKDB_THREADS, type Warehouse, type Written } from '../dist/load/index.js';
 import { silentLogger } from '../dist/log.js';
 import type { RunSummary } from '../dist/sync/run.js';
 import type { ExecutionBatch } from '../dist/transform/rows.js';
@@ -253,7 +253,11 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineRun> {
   });
   const rec = recordingDispatcher(new URL(o.baseUrl).origin, o.concurrency);
   const api = createApi(config, silentLogger, { dispatcher: rec.dispatcher });
-  const opened = await openWarehouse(config.warehouse, { logger: silentLogger });
+  // As a run opens it (its DuckDB threads).
+  const opened = await openWarehouse(config.warehouse, {
+    logger: silentLogger,
+    duckdb: { threads: RUN_DUCKDB_THREADS },
+  });
   const warehouse = o.skipWrites ? withoutExecutionWrites(opened, o.onExecutionBatch) : opened;
   try {
     await warehouse.migrate();

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { ENV_VARS, type Config } from './config.ts';
 import { configSource } from './config-sources.ts';
-import { openWarehouse, type OpenWarehouseOptions } from './load/index.ts';
+import { openWarehouse, RUN_DUCKDB_THREADS, type OpenWarehouseOptions } from './load/index.ts';
 import type { Warehouse } from './load/warehouse.ts';
 import { registerSecret } from './log.ts';
 import { urlPasswords } from './redact.ts';
@@ -23,11 +23,15 @@ export function settingName(config: Config, key: string): string {
   return variable ? `${variable} (${key})` : key;
 }
 
-/** What opening the config's warehouse takes: its DuckDB settings, lock URL, and how to name them. */
-export function warehouseOptions(config: Config, logger: Logger): OpenWarehouseOptions {
+/**
+ * What opening the config's warehouse takes: its DuckDB settings, lock URL, and how to name them.
+ * `run`: for a run (sync, backfill, schedule, worker, demo), whose DuckDB threads default to
+ * RUN_DUCKDB_THREADS.
+ */
+export function warehouseOptions(config: Config, logger: Logger, run = false): OpenWarehouseOptions {
   return {
     logger,
-    duckdb: config.duckdb,
+    duckdb: run ? { ...config.duckdb, threads: config.duckdb.threads ?? RUN_DUCKDB_THREADS } : config.duckdb,
     onWait: () => logger.info('waiting for the DuckDB file, which another process has open'),
     setting: settingName(config, 'warehouse'),
     ...(config.lockUrl ? { lockUrl: config.lockUrl, lockSetting: settingName(config, 'lockUrl') } : {}),
@@ -55,15 +59,16 @@ export function registerConfigSecrets(config: Config): void {
  * process's stop, ends that wait and a PostgreSQL connection being opened at once, and interrupts
  * a migration it finds running; with `interruptible` it also interrupts whatever statement the
  * warehouse runs when it aborts and refuses the next (OpenWarehouseOptions.interruptOn): for every
- * command but a run, which records its stop in the warehouse after the signal.
+ * command but a run, which records its stop in the warehouse after the signal. `run`: opened for
+ * a run (warehouseOptions).
  */
 export async function openMigratedWarehouse(
   config: Config,
   logger: Logger,
-  opts: { lockWaitMs?: number; signal?: AbortSignal; interruptible?: boolean } = {},
+  opts: { lockWaitMs?: number; signal?: AbortSignal; interruptible?: boolean; run?: boolean } = {},
 ): Promise<Warehouse> {
   const options: OpenWarehouseOptions = {
-    ...warehouseOptions(config, logger),
+    ...warehouseOptions(config, logger, opts.run),
     ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   };

@@ -85,7 +85,10 @@ export function createPipeline(config: PipelineConfig, opts: PipelineOptions = {
     const signals = [opts.signal, r.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-    warehouse ??= openMigratedWarehouse(cfg, logger, { lockWaitMs: Math.max(2000, opts.waitForLockMs ?? 0) });
+    warehouse ??= openMigratedWarehouse(cfg, logger, {
+      lockWaitMs: Math.max(2000, opts.waitForLockMs ?? 0),
+      run: true,
+    });
     const w = await warehouse.catch((e: unknown) => {
       warehouse = null; // the next run tries again
       throw e;

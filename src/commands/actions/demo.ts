@@ -52,7 +52,7 @@ export async function demo(opts: DemoOpts): Promise<number> {
   const logger = loggerFor(config);
   const signal = stopSignal(logger);
   const api = createApi(config, logger, { signal });
-  const warehouse = await openMigratedWarehouse(config, logger, { signal });
+  const warehouse = await openMigratedWarehouse(config, logger, { signal, run: true });
   const yesterday = shanghaiYesterday();
   const dates = daysBetween(addDays(yesterday, -(opts.days - 1)), yesterday);
   process.stdout.write(

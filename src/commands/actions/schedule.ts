@@ -50,7 +50,7 @@ export async function schedule(opts: ScheduleOpts): Promise<number> {
   // The lock's connection is checked too: a transaction pooler without GEO_LOCK_URL is
   // refused now (exit 2), not at 04:30.
   const metrics = opts.metricsPort !== undefined ? new SyncMetrics() : null;
-  const first = await openMigratedWarehouse(config, logger, { signal, interruptible: true });
+  const first = await openMigratedWarehouse(config, logger, { signal, interruptible: true, run: true });
   try {
     await first.prepareLock();
     // The last success as the warehouse knows it, so a restart does not reset it to never.
@@ -103,6 +103,7 @@ export async function schedule(opts: ScheduleOpts): Promise<number> {
         const warehouse = await openMigratedWarehouse(config, logger, {
           lockWaitMs: 60_000,
           signal: signal,
+          run: true,
         });
         try {
           const summary = await runLocked(api, warehouse, config, logger, {

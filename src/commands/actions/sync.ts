@@ -190,6 +190,7 @@ export async function runDates(kind: RunKind, dates: string[], opts: SyncOpts): 
     const warehouse = await openMigratedWarehouse(config, logger, {
       lockWaitMs: Math.max(2000, (opts.waitForLock ?? 0) * 1000),
       signal,
+      run: true,
     });
     const progress = opts.progress === false ? null : createProgressReporter({ tty: showBar, logger });
     try {

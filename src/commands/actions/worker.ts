@@ -133,7 +133,7 @@ export async function worker(opts: WorkerOpts): Promise<number> {
   const signal = stopSignal(logger);
   const api = createApi(config, logger, { signal });
   try {
-    const warehouse = await openMigratedWarehouse(config, logger, { signal });
+    const warehouse = await openMigratedWarehouse(config, logger, { signal, run: true });
     // A transaction pooler on the lock's URL is refused at start (exit 2), not at the first job.
     await warehouse.prepareLock().catch(async (e: unknown) => {
       await warehouse.close();
