@@ -25,8 +25,8 @@ export function settingName(config: Config, key: string): string {
 
 /**
  * What opening the config's warehouse takes: its DuckDB settings, lock URL, and how to name them.
- * `run`: for a run (sync, backfill, schedule, worker, demo), whose DuckDB threads default to
- * RUN_DUCKDB_THREADS.
+ * `run`: for a run (sync, backfill, schedule, demo, the library's pipeline; a worker's warehouse is
+ * PostgreSQL), whose DuckDB threads default to RUN_DUCKDB_THREADS.
  */
 export function warehouseOptions(config: Config, logger: Logger, run = false): OpenWarehouseOptions {
   return {

@@ -62,10 +62,11 @@ export interface OpenWarehouseOptions {
 }
 
 /**
- * The DuckDB threads of a run (sync, backfill, schedule, worker, demo) when `duckdb.threads` is
- * not set: one. A run's DuckDB work is many small statements (a transaction's lookups, appends
- * and marker; a refresh's recomputation of a few units), where a second thread costs more in
- * handing work over than it gives, on a machine whose cores the run's own reading keeps busy.
+ * The DuckDB threads of a run (sync, backfill, schedule, demo, the library's pipeline) when
+ * `duckdb.threads` is not set: one. A run's DuckDB work is many small statements (a transaction's
+ * lookups, appends and marker; a refresh's recomputation of a few units), where a second thread
+ * costs more in handing work over than it gives, on a machine whose cores the run's own reading
+ * keeps busy.
  * Measured against DuckDB's default (2 on the 2-core machine the bench runs on), alternated pairs:
  * the load bench's 10,000 executions 0.88x and 0.90x (one unit per task, and 1,000 units), a
  * first read through the CLI at latency 0 0.98x wall and 0.95x CPU, at 50 ms an answer 0.99x wall
