@@ -113,9 +113,10 @@ export class Session {
   /** The statement's result: with parameters, on a statement kept prepared when there is one. */
   private execute(sql: string, params?: readonly Param[]): Promise<DuckDBMaterializedResult> {
     if (!params?.length) return this.connection.run(sql);
-    const values = params.map(toValue);
+    const bound = params.map(toBound);
+    const values = bound.map((b) => b.value);
     // DuckDB infers the type of a parameter whose entry is undefined.
-    const types = params.map(typeOf) as DuckDBType[];
+    const types = bound.map((b) => b.type) as DuckDBType[];
     return this.withPrepared(
       sql,
       params.length,
@@ -219,20 +220,27 @@ export class Session {
 }
 
 /**
- * A statement parameter as DuckDB binds it. A list goes in as its text, `[1,2,3]`, which the
- * statement's cast parses in one call: every list parameter is written `CAST($n AS BIGINT[])` or
- * `CAST($n AS VARCHAR[])` (Driver.inIds, rollups.ts, stale-units.ts, execution-batch.ts). Bound as
- * a LIST, each item was a node-api call (2,000 ids: 2-3 ms), and DuckDB ran the statement slower
- * with the LIST constant: the four statements that recompute a night's aggregates took 48-61 ms
- * with LISTs, 32-42 ms with their texts, on the same rows. A list whose items would not read back
- * the same from a text (an id that is no safe integer; a text that is no date: a comma, a quote, a
- * space or the word NULL means something there) is bound as a LIST, as before.
+ * A statement parameter as DuckDB binds it, and its bind type. A list goes in as its text,
+ * `[1,2,3]` (VARCHAR), which the statement's cast parses in one call: every list parameter is
+ * written `CAST($n AS BIGINT[])` or `CAST($n AS VARCHAR[])` (Driver.inIds, rollups.ts,
+ * stale-units.ts, execution-batch.ts). Bound as a LIST, each item was a node-api call (2,000 ids:
+ * 2-3 ms), and DuckDB ran the statement slower with the LIST constant: the four statements that
+ * recompute a night's aggregates took 48-61 ms with LISTs, 32-42 ms with their texts, on the same
+ * rows. A list whose items would not read back the same from a text (an id that is no safe
+ * integer; a text that is no date: a comma, a quote, a space or the word NULL means something
+ * there) is bound as a typed LIST, as before (typed: an empty list has no item type to infer).
+ * A number that is no safe integer is a DOUBLE; other types are inferred (undefined).
+ * (@duckdb/node-api binds every whole number past INTEGER as a BIGINT, so a double such as 1e300,
+ * whole, failed its statement: "bigint out of int64 range".)
  */
-function toValue(p: Param): DuckDBValue {
-  if (p === null || typeof p !== 'object') return p;
+function toBound(p: Param): { value: DuckDBValue; type: DuckDBType | undefined } {
+  if (p === null || typeof p !== 'object')
+    return { value: p, type: typeof p === 'number' && !Number.isSafeInteger(p) ? DOUBLE : undefined };
   const text = listText(p);
-  if (text !== undefined) return text;
-  return isTextList(p) ? listValue([...p]) : listValue(p.map((id) => BigInt(id)));
+  if (text !== undefined) return { value: text, type: VARCHAR };
+  return isTextList(p)
+    ? { value: listValue([...p]), type: TEXT_LIST }
+    : { value: listValue(p.map((id) => BigInt(id))), type: ID_LIST };
 }
 
 const ID_LIST = LIST(BIGINT);
@@ -252,18 +260,4 @@ function listText(p: readonly number[] | readonly string[]): string | undefined 
     for (const id of p) if (!Number.isSafeInteger(id)) return undefined;
   }
   return `[${p.join(',')}]`;
-}
-
-/**
- * A parameter's bind type: a list's text VARCHAR, other lists typed (an empty list has no item
- * type to infer), a number that is no safe integer a DOUBLE, others inferred (undefined).
- * (@duckdb/node-api binds every whole number past INTEGER as a BIGINT, so a double such as 1e300,
- * whole, failed its statement: "bigint out of int64 range".)
- */
-function typeOf(p: Param): DuckDBType | undefined {
-  if (p !== null && typeof p === 'object') {
-    if (listText(p) !== undefined) return VARCHAR;
-    return isTextList(p) ? TEXT_LIST : ID_LIST;
-  }
-  return typeof p === 'number' && !Number.isSafeInteger(p) ? DOUBLE : undefined;
 }
