@@ -4,7 +4,11 @@
  * queue: share one instance between clients.
  *
  * Three limits apply to the start of each request:
- * 1. p-queue's `concurrency`: requests in flight at once (changed at runtime by AIMD).
+ * 1. p-queue's `concurrency`: requests in flight at once (changed at runtime by AIMD and by a
+ *    worker's share). p-queue counts the tasks it let in, and a task it let in may still wait at
+ *    the gate (3): so the gate also starts a task only while fewer than `concurrency` have started
+ *    and not settled. Otherwise tasks let in before the concurrency was lowered (a worker resuming
+ *    with its share lapsed, then given one slot) would all start, above the new value.
  * 2. p-queue's `intervalCap`/`interval` in strict (sliding window) mode: at most the configured
  *    `requestsPerSecond` starts in any rolling interval. This is the hard ceiling.
  * 3. An AIMD gate below that ceiling: p-queue 9 cannot change `intervalCap` after construction,
@@ -21,7 +25,7 @@
  * are polite and the queue finds the real limit by itself.
  */
 import PQueue from 'p-queue';
-import { sleep } from '../abort.ts';
+import { abortReason, sleep } from '../abort.ts';
 
 export interface RequestQueueOptions {
   /**
@@ -87,8 +91,10 @@ export interface RequestQueueStats {
   increases: number;
   /** Tasks started (passed every limit) so far. */
   started: number;
-  /** Tasks running now. */
+  /** Tasks the queue let in: started, or waiting at the rate gate, a pause or a lapsed share. */
   running: number;
+  /** Tasks started (passed every limit) and not yet settled: the requests in flight. */
+  inFlight: number;
   /** Tasks waiting for a slot. */
   waiting: number;
   /** Epoch ms until which the queue is paused, or 0. */
@@ -138,6 +144,14 @@ export class RequestQueue {
   /** Date.now() after which the share no longer holds: no start until the next setShare. */
   #shareExpiresAt = Number.POSITIVE_INFINITY;
   #counters = { pauses: 0, rateLimitSignals: 0, decreases: 0, increases: 0, started: 0 };
+  /** Tasks that passed the gate and have not settled. */
+  #inFlight = 0;
+  /** Tasks waiting at the gate for one in flight to settle (or the concurrency to rise). */
+  #slotWaiters: (() => void)[] = [];
+  readonly #settled = (): void => {
+    this.#inFlight--;
+    this.#wakeSlotWaiters();
+  };
 
   constructor(opts: RequestQueueOptions = {}) {
     this.maxConcurrency = positiveInt('concurrency', opts.concurrency ?? DEFAULTS.concurrency);
@@ -185,6 +199,7 @@ export class RequestQueue {
       maxRequestsPerSecond: this.maxRequestsPerSecond,
       ...this.#counters,
       running: this.#queue.pending,
+      inFlight: this.#inFlight,
       waiting: this.#queue.size,
       pausedUntil: this.#pausedUntil > Date.now() ? this.#pausedUntil : 0,
     };
@@ -206,11 +221,20 @@ export class RequestQueue {
   run<T>(task: () => Promise<T>, opts: RunOptions = {}): Promise<T> {
     return this.#queue.add(
       // Not async: when the gate is open (the usual case) the task starts in this very tick and
-      // its own promise is returned, without two more promises and their microtasks per request.
+      // its own promise is returned, without two more promises and their microtasks per request
+      // (one `then` counts it settled).
       () => {
         const start = () => {
           this.#counters.started++;
-          return task();
+          let p: Promise<T>;
+          try {
+            p = task();
+          } catch (e) {
+            this.#settled();
+            throw e;
+          }
+          p.then(this.#settled, this.#settled);
+          return p;
         };
         return this.#tryStart(Date.now()) ? start() : this.#waitForStartSlot(opts.signal).then(start);
       },
@@ -244,6 +268,7 @@ export class RequestQueue {
     this.#queue.concurrency = Math.max(1, this.#shareConcurrency);
     this.#rate = this.#shareRate;
     this.#successesSinceChange = 0;
+    this.#wakeSlotWaiters();
   }
 
   /** A request succeeded: one step closer to the next additive increase. */
@@ -333,6 +358,10 @@ export class RequestQueue {
         await sleep(100, signal);
         continue;
       }
+      if (this.#inFlight >= this.#queue.concurrency) {
+        await this.#slotFreed(signal);
+        continue;
+      }
       // The start that must leave the window before one more fits.
       const { cap, windowMs } = this.#gate(this.#rate);
       const oldest = this.#starts[this.#starts.length - cap] as number;
@@ -340,13 +369,43 @@ export class RequestQueue {
     }
   }
 
-  /** Records a start at `now` if no pause, no zero or expired share and no rate limit forbids it. */
+  /** Resolves when a request in flight settles or the share changes; rejects when `signal` aborts. */
+  #slotFreed(signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.#slotWaiters = this.#slotWaiters.filter((w) => w !== wake);
+        reject(abortReason(signal!));
+      };
+      const wake = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.#slotWaiters.push(wake);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  #wakeSlotWaiters(): void {
+    if (this.#slotWaiters.length === 0) return;
+    const waiters = this.#slotWaiters;
+    this.#slotWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /**
+   * Records a start at `now` if no pause, no zero or expired share, no rate limit and no full
+   * concurrency (tasks let in before it was lowered) forbids it.
+   */
   #tryStart(now: number): boolean {
     if (now < this.#pausedUntil || this.#shareConcurrency === 0 || now >= this.#shareExpiresAt) return false;
+    if (this.#inFlight >= this.#queue.concurrency) return false;
     const { cap, windowMs } = this.#gate(this.#rate);
     const n = this.#starts.length;
     if (n >= cap && (this.#starts[n - cap] as number) > now - windowMs) return false;
     this.#starts.push(now);
+    // Counted here, with the check: a task that passed waits a microtask before it starts.
+    this.#inFlight++;
     if (this.#starts.length > 2 * this.#keepStarts) this.#starts = this.#starts.slice(-this.#keepStarts);
     return true;
   }

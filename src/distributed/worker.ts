@@ -164,7 +164,7 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       db,
       now429 - seen429,
       starting || active > 0,
-      api.client.queue.stats.running,
+      api.client.queue.stats.inFlight,
       oldest,
     );
     seen429 = now429;

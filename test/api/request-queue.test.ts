@@ -133,6 +133,26 @@ describe('shares below one request per second (distributed workers)', () => {
     await t.done;
     expect(t.starts).toHaveLength(3);
   });
+  it('a share lowered while requests wait at the gate: no more of them start than the new share (a worker that resumed)', async () => {
+    const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 1000 });
+    // Its share lapsed while it was frozen: the queue has let 4 tasks in, and all wait at the gate.
+    q.setShare({ concurrency: 4, requestsPerSecond: 1000 }, { validForMs: 0 });
+    const t = addTasks(q, 6, 500);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(t.starts).toHaveLength(0);
+    // Its next tick finds the others took its slots but one.
+    q.setShare({ concurrency: 1, requestsPerSecond: 1000 });
+    await vi.advanceTimersByTimeAsync(1200);
+    expect(t.maxRunning()).toBe(1);
+    expect(t.starts).toHaveLength(3);
+    expect(q.stats.inFlight).toBe(1);
+    await vi.advanceTimersByTimeAsync(2000);
+    await t.done;
+    expect(t.starts).toHaveLength(6);
+    expect(t.maxRunning()).toBe(1);
+    expect(q.stats.inFlight).toBe(0);
+  });
+
   it('a share expires: past validForMs nothing starts until the next share (a worker that stalled)', async () => {
     const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 1000 });
     q.setShare({ concurrency: 4, requestsPerSecond: 1000 }, { validForMs: 2500 });
