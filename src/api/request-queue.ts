@@ -95,6 +95,12 @@ export interface RequestQueueStats {
   running: number;
   /** Tasks started (passed every limit) and not yet settled: the requests in flight. */
   inFlight: number;
+  /**
+   * The most requests that can be in flight before the share or the concurrency is changed:
+   * those in flight, or the concurrency while the share lets requests start. What a distributed
+   * worker must hold slots for (a task let in and waiting at the rate gate may start any moment).
+   */
+  inFlightCeiling: number;
   /** Tasks waiting for a slot. */
   waiting: number;
   /** Epoch ms until which the queue is paused, or 0. */
@@ -200,6 +206,10 @@ export class RequestQueue {
       ...this.#counters,
       running: this.#queue.pending,
       inFlight: this.#inFlight,
+      inFlightCeiling: Math.max(
+        this.#inFlight,
+        this.#shareConcurrency === 0 || Date.now() >= this.#shareExpiresAt ? 0 : this.#queue.concurrency,
+      ),
       waiting: this.#queue.size,
       pausedUntil: this.#pausedUntil > Date.now() ? this.#pausedUntil : 0,
     };
@@ -228,7 +238,8 @@ export class RequestQueue {
           this.#counters.started++;
           let p: Promise<T>;
           try {
-            p = task();
+            // (A native promise comes back as it is; a plain value or a thenable settles once.)
+            p = Promise.resolve(task());
           } catch (e) {
             this.#settled();
             throw e;
@@ -282,6 +293,7 @@ export class RequestQueue {
     this.#queue.concurrency = Math.min(maxConcurrency, this.concurrency + 1);
     this.#rate = Math.min(maxRate, this.#rate + this.#rateStep);
     this.#counters.increases++;
+    this.#wakeSlotWaiters();
   }
 
   /**

@@ -84,6 +84,7 @@ export class SharedRate {
     db: Db,
     rateLimitedSinceLastTick: number,
     busy = true,
+    /** Requests that may be in flight before this tick's share applies (RequestQueue's inFlightCeiling). */
     inFlight = 0,
     /** When the oldest job this worker is running started (its rank); undefined: none. */
     busySince?: Date,

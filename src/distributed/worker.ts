@@ -164,7 +164,8 @@ export async function runWorker(deps: WorkerDeps, opts: WorkerOptions): Promise<
       db,
       now429 - seen429,
       starting || active > 0,
-      api.client.queue.stats.inFlight,
+      // Read before the tick's round trips, which the requests it allows can start during.
+      api.client.queue.stats.inFlightCeiling,
       oldest,
     );
     seen429 = now429;

@@ -153,6 +153,38 @@ describe('shares below one request per second (distributed workers)', () => {
     expect(q.stats.inFlight).toBe(0);
   });
 
+  it('a waiter for a slot starts as soon as AIMD raises the concurrency again, not at the next settle', async () => {
+    const q = new RequestQueue({ concurrency: 2, requestsPerSecond: 1000, successesPerIncrease: 1 });
+    q.pauseFor(100); // both tasks let in, held at the gate
+    const t = addTasks(q, 2, 10_000);
+    q.reportRateLimited(); // concurrency 2 -> 1 while they wait
+    await vi.advanceTimersByTimeAsync(200);
+    expect(t.starts).toHaveLength(1);
+    q.reportSuccess(); // 1 -> 2
+    await vi.advanceTimersByTimeAsync(10);
+    expect(t.starts).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await t.done;
+  });
+
+  it('inFlightCeiling: what may be in flight before the next share, waiting tasks included, none under a share of 0', async () => {
+    const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 1000 });
+    q.setShare({ concurrency: 3, requestsPerSecond: 1000 });
+    expect(q.stats.inFlightCeiling).toBe(3);
+    const t = addTasks(q, 2, 1000);
+    await vi.advanceTimersByTimeAsync(10);
+    expect([q.stats.inFlight, q.stats.inFlightCeiling]).toEqual([2, 3]);
+    // Ranked out of slots: only what is in flight still needs them.
+    q.setShare({ concurrency: 0, requestsPerSecond: 1000 });
+    expect(q.stats.inFlightCeiling).toBe(2);
+    await vi.advanceTimersByTimeAsync(1000);
+    await t.done;
+    expect(q.stats.inFlightCeiling).toBe(0);
+    // A lapsed share starts nothing either.
+    q.setShare({ concurrency: 3, requestsPerSecond: 1000 }, { validForMs: 0 });
+    expect(q.stats.inFlightCeiling).toBe(0);
+  });
+
   it('a share expires: past validForMs nothing starts until the next share (a worker that stalled)', async () => {
     const q = new RequestQueue({ concurrency: 4, requestsPerSecond: 1000 });
     q.setShare({ concurrency: 4, requestsPerSecond: 1000 }, { validForMs: 2500 });
@@ -175,6 +207,30 @@ describe('shares below one request per second (distributed workers)', () => {
     await vi.advanceTimersByTimeAsync(10);
     await later.done;
     expect(later.starts).toHaveLength(1);
+  });
+});
+
+describe('what a task returns', () => {
+  it('a plain value, a thenable or a synchronous throw settles its slot exactly once', async () => {
+    const q = new RequestQueue({ concurrency: 1, requestsPerSecond: 1000 });
+    const plain = (() => 42) as unknown as () => Promise<number>;
+    await expect(q.run(plain)).resolves.toBe(42);
+    let calls = 0;
+    const thenable = (() => ({
+      then(ok: (v: string) => void, fail: (e: unknown) => void) {
+        calls++;
+        ok('once');
+        fail(new Error('ignored'));
+      },
+    })) as unknown as () => Promise<string>;
+    await expect(q.run(thenable)).resolves.toBe('once');
+    const thrower = (() => {
+      throw new Error('at once');
+    }) as unknown as () => Promise<void>;
+    await expect(q.run(thrower)).rejects.toThrow('at once');
+    expect(calls).toBe(1);
+    expect(q.stats.inFlight).toBe(0);
+    await expect(q.run(async () => 'next')).resolves.toBe('next');
   });
 });
 
