@@ -65,9 +65,8 @@ export async function staleBatches(c: Connection, max = REFRESH_BATCH_EXECUTIONS
 
 /**
  * Refreshes stale units inside the caller's transaction: takes their locks (PostgreSQL: another
- * refresh of a unit waits, then finds its markers gone), reads their markers as they stand,
- * recomputes the units that still have one from their rows (the SQL of SELECTS), and deletes exactly
- * the markers read. A writer that commits meanwhile leaves a marker this did not read: the unit
+ * refresh of a unit waits, then finds its markers gone), deletes their markers as they stand (reading them),
+ * and recomputes the units that had one from their rows (the SQL of SELECTS). A writer that commits meanwhile leaves a marker this did not read: the unit
  * stays stale and is refreshed again. Returns the units refreshed.
  */
 export async function refreshStaleUnits(
@@ -78,9 +77,13 @@ export async function refreshStaleUnits(
   if (units.length === 0) return [];
   await lockUnits(driver, c, units);
   const p = new Params();
-  const marks = await c.rows<{ marked: number | string; task_id: number | string; date: string }>(
-    `SELECT marked, task_id, date FROM geo.rollup_stale_units AS r
-     WHERE ${scopeWhere(driver, { units }, p, 'r.date', 'r.task_id')}`,
+  // The markers as they stand, deleted as they are read (one statement, not a read and a delete
+  // by their numbers): a marker a writer commits later is not among them, and stays. The
+  // transaction's failure puts them back.
+  const marks = await c.rows<{ task_id: number | string; date: string }>(
+    `DELETE FROM geo.rollup_stale_units AS r
+     WHERE ${scopeWhere(driver, { units }, p, 'r.date', 'r.task_id')}
+     RETURNING task_id, date`,
     p.values,
   );
   if (marks.length === 0) return [];
@@ -102,9 +105,6 @@ export async function refreshStaleUnits(
     ids = rows.map((r) => Number(r.prompt_task_id));
   }
   await recomputeRollups(driver, c, ids ? { units: present, ids } : { units: present });
-  await c.execute(`DELETE FROM geo.rollup_stale_units WHERE ${driver.inIds('marked', 1)}`, [
-    marks.map((m) => Number(m.marked)),
-  ]);
   return present;
 }
 
