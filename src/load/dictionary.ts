@@ -489,7 +489,8 @@ export const DICTIONARY: Record<string, ObjectDoc> = {
     description:
       'Units (platform task, day) whose rows a write changed since their aggregates were last refreshed: their rollup_* rows are behind until the sync refreshes them (during a run, and always at its end). Empty at rest.',
     columns: {
-      marked: 'Number of the mark (a sequence): a refresh deletes exactly the marks it read.',
+      marked:
+        'Number of the mark (a sequence, the key): a unit written by several transactions has several marks; a refresh deletes those it finds.',
       task_id: C.task_id,
       date: C.date,
     },

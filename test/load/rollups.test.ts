@@ -630,6 +630,64 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       },
     );
 
+    // A refresh deletes its units' markers first, as it reads them (DELETE ... RETURNING).
+    it('a refresh that fails puts back the markers it deleted; the next one takes them', async () => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      const a = await openWarehouse(t.target, { migrate: true });
+      try {
+        await seedTasks(a);
+        await a.writeExecutionBatch(batch({ executions: [execution(1), execution(2, { task_id: 11 })] }));
+        const driver = (a as unknown as { driver: Driver }).driver;
+        const units = [10, 11].map((task_id) => ({ task_id, date: FIXTURE_DAY }));
+        await expect(
+          driver.transaction(async (c) => {
+            expect(await refreshStaleUnits(driver, c, units)).toHaveLength(2);
+            throw new Error('fails after the recomputation');
+          }),
+        ).rejects.toThrow('fails after the recomputation');
+        const marked = 'SELECT CAST(task_id AS INTEGER) AS task_id FROM geo.rollup_stale_units ORDER BY 1';
+        expect(await a.query(marked)).toEqual([{ task_id: 10 }, { task_id: 11 }]);
+        expect(await a.query('SELECT * FROM geo.rollup_executions_daily')).toEqual([]);
+        await a.refreshStaleRollups();
+        expect(await a.query(marked)).toEqual([]);
+        expect(await mismatches(a)).toEqual([]);
+      } finally {
+        await a.close();
+      }
+    });
+
+    it.runIf(dialect === 'postgres')(
+      'a marker a writer commits after a refresh deleted its unit’s markers stays, and the next refresh takes it',
+      async () => {
+        const t = await freshTarget(dialect);
+        cleanup.push(t.drop);
+        const a = await openWarehouse(t.target, { migrate: true });
+        const b = await openWarehouse(t.target);
+        try {
+          await seedTasks(a);
+          await a.writeExecutionBatch(batch({ executions: [execution(1)] }));
+          const driver = (a as unknown as { driver: Driver }).driver;
+          await driver.transaction(async (c) => {
+            expect(await refreshStaleUnits(driver, c, [{ task_id: 10, date: FIXTURE_DAY }])).toHaveLength(1);
+            // Another writer adds to the unit and commits while this refresh is open.
+            await b.writeExecutionBatch(batch({ executions: [execution(2)] }));
+          });
+          const marked = 'SELECT CAST(task_id AS INTEGER) AS task_id FROM geo.rollup_stale_units';
+          expect(await a.query(marked)).toEqual([{ task_id: 10 }]);
+          await a.refreshStaleRollups();
+          expect(await a.query(marked)).toEqual([]);
+          expect(await mismatches(a)).toEqual([]);
+          expect(
+            await a.query('SELECT CAST(executions AS INTEGER) AS n FROM geo.rollup_executions_daily'),
+          ).toEqual([{ n: 2 }]);
+        } finally {
+          await b.close();
+          await a.close();
+        }
+      },
+    );
+
     it.runIf(dialect === 'postgres')(
       'a unit refreshed while brand_urls change is decided against the new hosts',
       () =>

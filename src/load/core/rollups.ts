@@ -10,7 +10,7 @@
  * invalidation log. The sync refreshes the stale units set-based in transactions of their own
  * (stale-units.ts refreshStaleUnits: during a run every so many executions or seconds, and always at its end;
  * a worker at the end of each job): each unit's aggregate rows are recomputed whole from its rows
- * and replaced, and exactly the markers read are deleted. A unit is recomputed whole, never
+ * and replaced, and the markers found are deleted. A unit is recomputed whole, never
  * patched with a difference: the best position (a minimum) cannot be taken back when an
  * execution is replaced, and a unit is small (its day's executions of one platform task).
  *

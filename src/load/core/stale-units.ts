@@ -1,7 +1,8 @@
 /**
  * The invalidation log of the per-day aggregates (geo.rollup_stale_units): a write marks the units
- * whose rows it changed, and a refresh recomputes them (rollups.ts) and deletes exactly the marks
- * it read. rollups.ts's header says what a reader sees meanwhile.
+ * whose rows it changed, and a refresh deletes the marks it finds, as it reads them, and
+ * recomputes their units (rollups.ts) in the same transaction. rollups.ts's header says what a
+ * reader sees meanwhile.
  */
 import { DIALECT_SQL } from '../dialect-sql.ts';
 import type { Connection, Driver } from './driver.ts';
@@ -20,8 +21,8 @@ import {
 /**
  * Records the units as stale, inside the caller's write transaction (one statement, nothing
  * read): their aggregates are refreshed later (refreshStaleUnits), by the sync or by
- * `rollups refresh`. Each marker gets its own number (a sequence), so a refresh deletes exactly
- * the markers it saw.
+ * `rollups refresh`. Each marker gets its own number (a sequence, the table's key): a unit written
+ * by several transactions has several markers, and a refresh deletes those it finds.
  */
 export async function markStale(
   _driver: Dialected,
@@ -65,8 +66,9 @@ export async function staleBatches(c: Connection, max = REFRESH_BATCH_EXECUTIONS
 
 /**
  * Refreshes stale units inside the caller's transaction: takes their locks (PostgreSQL: another
- * refresh of a unit waits, then finds its markers gone), deletes their markers as they stand (reading them),
- * and recomputes the units that had one from their rows (the SQL of SELECTS). A writer that commits meanwhile leaves a marker this did not read: the unit
+ * refresh of a unit waits, then finds its markers gone), deletes their markers as they stand,
+ * reading them in the same statement, and recomputes the units that had one from their rows (the
+ * SQL of SELECTS). A writer that commits meanwhile leaves a marker this did not delete: the unit
  * stays stale and is refreshed again. Returns the units refreshed.
  */
 export async function refreshStaleUnits(
