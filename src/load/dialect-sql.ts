@@ -1,13 +1,19 @@
 /**
  * The few SQL spellings the two warehouses do not share, for the statements written once for
- * both: the views (sql/views.sql, rendered by views.ts) and the aggregates' recomputation
- * (core/rollups.ts). Everything else in those statements is the SQL both accept.
+ * both: the views (sql/views.sql, rendered by views.ts), the aggregates' recomputation
+ * (core/rollups.ts) and the checks (quality/checks.ts). Everything else in those statements is the SQL both accept.
  */
 import type { Dialect } from './warehouse.ts';
 
 export interface DialectSql {
   /** The double-precision float type. */
   readonly double: string;
+  /**
+   * How a statement's CTE is kept (`WITH x AS <cte> (...)`). PostgreSQL computes it apart, once:
+   * planned on its own (not under the statement's LIMIT) and not again where it is named twice.
+   * DuckDB inlines it: it planned those as fast, and held less memory than materialized.
+   */
+  readonly cte: string;
   /** A predicate: `column` is one of the ids of the list parameter `$n`. */
   inIds(column: string, n: number): string;
   /** ISO week of a DATE expression, as `YYYY-Www`. */
@@ -55,6 +61,7 @@ const ACCOUNT_DAY_LOCK_SPACE = 2829;
 export const DIALECT_SQL: Record<Dialect, DialectSql> = {
   postgres: {
     double: 'DOUBLE PRECISION',
+    cte: 'MATERIALIZED',
     inIds: (column, n) => `${column} = ANY($${n}::bigint[])`,
     isoWeek: (d) => `to_char(${d}, 'IYYY-"W"IW')`,
     jsonArrayTexts: (j, alias) =>
@@ -70,6 +77,7 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
   },
   duckdb: {
     double: 'DOUBLE',
+    cte: 'NOT MATERIALIZED',
     // DuckDB uses no ART index for `IN (subquery)`: the semi-join scans. The range of the ids
     // first lets zone maps skip row groups (ids grow with time, as rows are appended): on 3.6M
     // source rows, 76 ms without it, 8 ms with it, for a batch's ids.

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Warehouse } from '../load/warehouse.ts';
+import { DIALECT_SQL } from '../load/dialect-sql.ts';
 import { batchDays, REFRESH_BATCH_EXECUTIONS, rollupsMatchSqls } from '../load/core/rollups.ts';
 import { childrenHaveExecutionSql, keysUniqueSql } from './table-checks.ts';
 
@@ -61,16 +62,15 @@ const rowsCheck =
     const sql = typeof query === 'string' ? sqlFile(query) : query(w);
     const order = /\bORDER BY\s+(\d+(?:\s*,\s*\d+)*)\s*;?\s*$/i.exec(sql);
     if (!order) throw new Error(`a check's SQL must end with ORDER BY column positions: ${sql.slice(0, 80)}`);
-    const body = sql.slice(0, order.index);
-    // PostgreSQL plans the failing rows apart (a materialized CTE): planned under the sample's
-    // LIMIT, execution_child_counts of 50,000 executions chose nested loops over its grouped
-    // children, each rescanned per execution (70 s a batch, 29 minutes for a year's check; 1 s
-    // apart). DuckDB plans it well either way.
-    const failingRows =
-      w.dialect === 'postgres'
-        ? `WITH failing AS MATERIALIZED (\n${body}\n)\nSELECT failing.*, count(*) OVER () AS ${FAILING} FROM failing\n`
-        : `SELECT failing.*, count(*) OVER () AS ${FAILING}\nFROM (\n${body}\n) failing\n`;
-    const rows = await w.query(`${failingRows}ORDER BY ${order[1]} LIMIT ${SAMPLE_ROWS}`, params(o));
+    // The failing rows in the dialect's CTE: PostgreSQL plans them apart from the sample's LIMIT.
+    // Under it, execution_child_counts of 50,000 executions chose nested loops that rescanned its
+    // grouped children per execution (70 s a batch, 29 minutes for a year's check; 1 s apart).
+    const rows = await w.query(
+      `WITH failing AS ${DIALECT_SQL[w.dialect].cte} (\n${sql.slice(0, order.index)}\n)\n` +
+        `SELECT failing.*, count(*) OVER () AS ${FAILING} FROM failing\n` +
+        `ORDER BY ${order[1]} LIMIT ${SAMPLE_ROWS}`,
+      params(o),
+    );
     const failing = rows.length ? Number(rows[0]![FAILING]) : 0;
     const sample = rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k !== FAILING)));
     return { passed: failing === 0, failing, sample };

@@ -441,9 +441,9 @@ export function rollupsMatchSql(driver: Dialected, table: string): string {
   const [task, behind] = account
     ? ['CAST(NULL AS BIGINT)', 's.date = x.date']
     : ['x.task_id', 's.date = x.date AND s.task_id = x.task_id'];
-  // Each side computed once, then compared both ways: written out in each part, PostgreSQL ran the
-  // recomputation twice (a batch of a year's rollups_match: 20 s, 9 s once). DuckDB took as long
-  // either way and held 90 MB more materialized: it inlines them.
+  // Each side computed once (the dialect's CTE), then compared both ways: written out in each part,
+  // PostgreSQL ran the recomputation twice (a batch of a year's rollups_match: 20 s, 9 s once).
+  // DuckDB took as long either way and held 90 MB more materialized.
   const parts = (
     [
       ['stored', 'stored_rows', 'recomputed_rows'],
@@ -456,9 +456,9 @@ export function rollupsMatchSql(driver: Dialected, table: string): string {
        WHERE NOT EXISTS (SELECT 1 FROM geo.rollup_stale_units s WHERE ${behind})`,
   );
   if (p.values.length !== 2) throw new Error(`rollups_match: a part of geo.${table} names another parameter`);
-  const materialized = driver.dialect === 'postgres' ? 'MATERIALIZED' : 'NOT MATERIALIZED';
-  return `WITH stored_rows AS ${materialized} (${stored}),
-    recomputed_rows AS ${materialized} (${recomputed})
+  const cte = DIALECT_SQL[driver.dialect].cte;
+  return `WITH stored_rows AS ${cte} (${stored}),
+    recomputed_rows AS ${cte} (${recomputed})
     ${parts.join('\nUNION ALL\n')}\nORDER BY 1, 3, 4, 2, 5`;
 }
 
