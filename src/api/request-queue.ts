@@ -206,10 +206,7 @@ export class RequestQueue {
       ...this.#counters,
       running: this.#queue.pending,
       inFlight: this.#inFlight,
-      inFlightCeiling: Math.max(
-        this.#inFlight,
-        this.#shareConcurrency === 0 || Date.now() >= this.#shareExpiresAt ? 0 : this.#queue.concurrency,
-      ),
+      inFlightCeiling: Math.max(this.#inFlight, this.#shareLets(Date.now()) ? this.#queue.concurrency : 0),
       waiting: this.#queue.size,
       pausedUntil: this.#pausedUntil > Date.now() ? this.#pausedUntil : 0,
     };
@@ -365,7 +362,7 @@ export class RequestQueue {
         await sleep(this.#pausedUntil - now, signal);
         continue;
       }
-      if (this.#shareConcurrency === 0 || now >= this.#shareExpiresAt) {
+      if (!this.#shareLets(now)) {
         // No request in flight allowed until the next share: look again shortly.
         await sleep(100, signal);
         continue;
@@ -379,6 +376,11 @@ export class RequestQueue {
       const oldest = this.#starts[this.#starts.length - cap] as number;
       await sleep(Math.max(1, Math.ceil(oldest + windowMs - now)), signal);
     }
+  }
+
+  /** Whether this process's share lets requests start at `now`: not a share of 0, not lapsed. */
+  #shareLets(now: number): boolean {
+    return this.#shareConcurrency > 0 && now < this.#shareExpiresAt;
   }
 
   /** Resolves when a request in flight settles or the share changes; rejects when `signal` aborts. */
@@ -410,7 +412,7 @@ export class RequestQueue {
    * concurrency (tasks let in before it was lowered) forbids it.
    */
   #tryStart(now: number): boolean {
-    if (now < this.#pausedUntil || this.#shareConcurrency === 0 || now >= this.#shareExpiresAt) return false;
+    if (now < this.#pausedUntil || !this.#shareLets(now)) return false;
     if (this.#inFlight >= this.#queue.concurrency) return false;
     const { cap, windowMs } = this.#gate(this.#rate);
     const n = this.#starts.length;
