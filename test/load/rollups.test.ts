@@ -529,19 +529,30 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
      * holds each of its write transactions 1.5 s before it commits; `thenB` starts B's write 400 ms
      * after the slow one began, while A's transaction is still open.
      */
-    const twoWriters = async (
-      fn: (w: {
-        a: Warehouse;
-        slow: Warehouse;
-        thenB: (write: (b: Warehouse) => Promise<unknown>) => Promise<void>;
-      }) => Promise<void>,
-    ) => {
+    /** Two processes' warehouses on one fresh, seeded target (A migrated it). */
+    const twoWarehouses = async (fn: (a: Warehouse, b: Warehouse) => Promise<void>) => {
       const t = await freshTarget(dialect);
       cleanup.push(t.drop);
       const a = await openWarehouse(t.target, { migrate: true });
       const b = await openWarehouse(t.target);
       try {
         await seedTasks(a);
+        await fn(a, b);
+      } finally {
+        await b.close();
+        await a.close();
+      }
+    };
+    const driverOf = (w: Warehouse) => (w as unknown as { driver: Driver }).driver;
+
+    const twoWriters = (
+      fn: (w: {
+        a: Warehouse;
+        slow: Warehouse;
+        thenB: (write: (b: Warehouse) => Promise<unknown>) => Promise<void>;
+      }) => Promise<void>,
+    ) =>
+      twoWarehouses(async (a, b) => {
         const slow = a.withFence({
           what: 'a slow commit',
           sql: 'SELECT 1 AS owned FROM (SELECT pg_sleep(1.5)) s',
@@ -555,11 +566,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
             await write(b);
           },
         });
-      } finally {
-        await b.close();
-        await a.close();
-      }
-    };
+      });
 
     it.runIf(dialect === 'postgres')(
       'two refreshes of one unit at once: the second waits, then refreshes only what the first did not see',
@@ -587,13 +594,8 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
     // here through the core, one unit each, A holding its transaction open 1.5 s.
     it.runIf(dialect === 'postgres')(
       'two refreshes of disjoint units of one day at once: the second waits for the day, then sums the first’s into the account’s rows',
-      async () => {
-        const t = await freshTarget(dialect);
-        cleanup.push(t.drop);
-        const a = await openWarehouse(t.target, { migrate: true });
-        const b = await openWarehouse(t.target);
-        try {
-          await seedTasks(a);
+      () =>
+        twoWarehouses(async (a, b) => {
           await a.writeExecutionBatch(
             batch({
               executions: [execution(1), execution(2, { task_id: 11 })],
@@ -601,7 +603,6 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
               sources: [source(11, 1, 'a.com'), source(21, 2, 'a.com')],
             }),
           );
-          const driverOf = (w: Warehouse) => (w as unknown as { driver: Driver }).driver;
           const refresh = (w: Warehouse, task_id: number, holdMs: number) =>
             driverOf(w).transaction(async (c) => {
               await refreshStaleUnits(driverOf(w), c, [{ task_id, date: FIXTURE_DAY }]);
@@ -623,11 +624,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
               'SELECT CAST(citations AS INTEGER) AS citations FROM geo.rollup_domains_account_daily',
             ),
           ).toEqual([{ citations: 2 }]);
-        } finally {
-          await b.close();
-          await a.close();
-        }
-      },
+        }),
     );
 
     // A refresh deletes its units' markers first, as it reads them (DELETE ... RETURNING).
@@ -638,7 +635,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       try {
         await seedTasks(a);
         await a.writeExecutionBatch(batch({ executions: [execution(1), execution(2, { task_id: 11 })] }));
-        const driver = (a as unknown as { driver: Driver }).driver;
+        const driver = driverOf(a);
         const units = [10, 11].map((task_id) => ({ task_id, date: FIXTURE_DAY }));
         await expect(
           driver.transaction(async (c) => {
@@ -659,15 +656,10 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
 
     it.runIf(dialect === 'postgres')(
       'a marker a writer commits after a refresh deleted its unit’s markers stays, and the next refresh takes it',
-      async () => {
-        const t = await freshTarget(dialect);
-        cleanup.push(t.drop);
-        const a = await openWarehouse(t.target, { migrate: true });
-        const b = await openWarehouse(t.target);
-        try {
-          await seedTasks(a);
+      () =>
+        twoWarehouses(async (a, b) => {
           await a.writeExecutionBatch(batch({ executions: [execution(1)] }));
-          const driver = (a as unknown as { driver: Driver }).driver;
+          const driver = driverOf(a);
           await driver.transaction(async (c) => {
             expect(await refreshStaleUnits(driver, c, [{ task_id: 10, date: FIXTURE_DAY }])).toHaveLength(1);
             // Another writer adds to the unit and commits while this refresh is open.
@@ -681,11 +673,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
           expect(
             await a.query('SELECT CAST(executions AS INTEGER) AS n FROM geo.rollup_executions_daily'),
           ).toEqual([{ n: 2 }]);
-        } finally {
-          await b.close();
-          await a.close();
-        }
-      },
+        }),
     );
 
     it.runIf(dialect === 'postgres')(
