@@ -6,7 +6,8 @@
  * one pass (one Appender / one COPY per table for all the rows: the ceiling, which the ratio is
  * taken against) and in the adapter's batches (one commit per batch: how much of the gap is the
  * batching itself). Rows per second count every row of every table. Warehouse creation and
- * migration are not timed.
+ * migration are not timed. For information, the raw path in the adapter's batches also runs with
+ * the warehouse's primary keys on its tables: what keeping the keys costs any writer.
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -37,7 +38,9 @@ import {
   type AnyTableSpec,
   type ColumnKind,
 } from '../src/load/tables.ts';
+import { ConfigSchema } from '../src/config.ts';
 import { silentLogger } from '../src/log.ts';
+import { GroupWriter, writerLimits } from '../src/sync/writer.ts';
 import type { ExecutionBatch } from '../src/transform/rows.ts';
 import type { LoadData } from './load-data.ts';
 import { tempDir } from './paths.ts';
@@ -59,6 +62,8 @@ export interface LoadRun {
   wallMs: number;
   rows: number;
   rowsPerSecond: number;
+  /** The adapter's transactions (the raw path's are not counted). */
+  transactions?: number;
 }
 
 function result(wallMs: number, rows: number): LoadRun {
@@ -67,14 +72,31 @@ function result(wallMs: number, rows: number): LoadRun {
 
 // ---- geo-sync's adapter -----------------------------------------------------------------------
 
-/** writeExecutionBatch for every batch, into the warehouse `target` (fresh, migrated here). */
+export interface AdapterLoadOptions {
+  /** Keep the per-day aggregates, as a run does by default. @default true */
+  keepRollups?: boolean;
+  /**
+   * Hand the batches to the run's group-commit writer (GroupWriter, with the bounds a run at the
+   * default config gives it) instead of one transaction per batch. All the rows are ready at once,
+   * as when the writer is what bounds a run: it commits up to four batches a transaction.
+   * @default false
+   */
+  groupCommit?: boolean;
+}
+
 /**
- * The adapter as a run drives it: every batch written, and (with the aggregates kept, the
- * default) the units they marked stale refreshed as a run refreshes them (RollupRefresher: every
- * so many executions, and at the end), inside the timing. Afterwards, outside it, the aggregates
- * are checked equal to a recomputation (check rollups_match): a figure of a wrong write is none.
+ * The adapter, into the warehouse `target` (fresh, migrated here): every batch written, one
+ * transaction each or through the run's writer (`groupCommit`), and (with the aggregates kept,
+ * the default) the units they marked stale refreshed as a run refreshes them (RollupRefresher:
+ * every so many executions, and at the end), inside the timing. Afterwards, outside it, the
+ * aggregates are checked equal to a recomputation (check rollups_match): a figure of a wrong
+ * write is none.
  */
-export async function adapterLoad(target: string, data: LoadData, keepRollups = true): Promise<LoadRun> {
+export async function adapterLoad(
+  target: string,
+  data: LoadData,
+  { keepRollups = true, groupCommit = false }: AdapterLoadOptions = {},
+): Promise<LoadRun> {
   // As a run opens it (its DuckDB threads).
   const warehouse = await openWarehouse(target, {
     logger: silentLogger,
@@ -84,10 +106,31 @@ export async function adapterLoad(target: string, data: LoadData, keepRollups = 
   });
   try {
     const refresher = new RollupRefresher(warehouse, silentLogger);
-    const t0 = performance.now();
-    for (const b of data.batches) {
+    const commit = async (b: ExecutionBatch) => {
       await warehouse.writeExecutionBatch(b);
       if (keepRollups) await refresher.wrote(b.executions.length);
+    };
+    let transactions = 0;
+    const t0 = performance.now();
+    if (groupCommit) {
+      const bounds = writerLimits(ConfigSchema.parse({}));
+      const writer = new GroupWriter(
+        commit,
+        bounds.maxPendingExecutions,
+        {},
+        bounds.maxPendingExecutions,
+        undefined,
+        bounds.linger,
+      );
+      for (const b of data.batches) {
+        const first = b.executions[0]!;
+        await writer.add(first.task_id, first.date_time, b);
+      }
+      await writer.drain();
+      transactions = writer.transactions;
+    } else {
+      for (const b of data.batches) await commit(b);
+      transactions = data.batches.length;
     }
     if (keepRollups) await refresher.finish();
     const wallMs = performance.now() - t0;
@@ -100,16 +143,16 @@ export async function adapterLoad(target: string, data: LoadData, keepRollups = 
           throw new Error(`load: the aggregates differ from the rows: ${JSON.stringify(wrong[0])}`);
       }
     }
-    return result(wallMs, data.rows);
+    return { ...result(wallMs, data.rows), transactions };
   } finally {
     await warehouse.close();
   }
 }
 
-export async function adapterLoadDuckdb(data: LoadData, keepRollups = true): Promise<LoadRun> {
+export async function adapterLoadDuckdb(data: LoadData, options: AdapterLoadOptions = {}): Promise<LoadRun> {
   const tmp = tempDir('load-adapter');
   try {
-    return await adapterLoad(`duckdb:${join(tmp.dir, 'adapter.duckdb')}`, data, keepRollups);
+    return await adapterLoad(`duckdb:${join(tmp.dir, 'adapter.duckdb')}`, data, options);
   } finally {
     tmp.remove();
   }
@@ -157,19 +200,25 @@ async function appendRaw(c: DuckDBConnection, spec: AnyTableSpec, rows: readonly
   }
 }
 
+/** The raw tables' column list, and with `keys` the primary key the warehouse's table has. */
+function rawColumns(spec: AnyTableSpec, sqlType: Record<ColumnKind, string>, keys: boolean): string {
+  const cols = spec.columns.map((col) => `"${col.name}" ${sqlType[col.kind]}`).join(', ');
+  return keys ? `${cols}, PRIMARY KEY (${spec.key.map((k) => `"${k}"`).join(', ')})` : cols;
+}
+
 /**
- * Raw DuckDB. `perBatch`: one Appender per table per batch, flushed (= committed) after each batch,
- * the adapter's transaction granularity; otherwise one Appender per table for all the rows, flushed
- * once at the end: the ceiling.
+ * Raw DuckDB. `perBatch`: one Appender per table per batch, in one transaction per batch, the
+ * adapter's transaction granularity; otherwise one Appender per table for all the rows, flushed
+ * once at the end: the ceiling. `keys`: the tables have the warehouse's primary keys (DuckDB
+ * keeps an ART index for each, on every append).
  */
-export async function rawLoadDuckdb(data: LoadData, perBatch: boolean): Promise<LoadRun> {
+export async function rawLoadDuckdb(data: LoadData, perBatch: boolean, keys = false): Promise<LoadRun> {
   const tmp = tempDir('load-raw');
   const instance = await DuckDBInstance.create(join(tmp.dir, 'raw.duckdb'));
   const c = await instance.connect();
   try {
     for (const { spec } of COLLECTIONS) {
-      const cols = spec.columns.map((col) => `"${col.name}" ${DUCKDB_SQL_TYPE[col.kind]}`).join(', ');
-      await c.run(`CREATE TABLE raw_${spec.table} (${cols})`);
+      await c.run(`CREATE TABLE raw_${spec.table} (${rawColumns(spec, DUCKDB_SQL_TYPE, keys)})`);
     }
     const all = perBatch ? null : allRows(data);
     const t0 = performance.now();
@@ -177,7 +226,9 @@ export async function rawLoadDuckdb(data: LoadData, perBatch: boolean): Promise<
       for (const { key, spec } of COLLECTIONS) await appendRaw(c, spec, all[key]);
     } else {
       for (const b of data.batches) {
+        await c.run('BEGIN TRANSACTION');
         for (const { key, spec } of COLLECTIONS) await appendRaw(c, spec, b[key]);
+        await c.run('COMMIT');
       }
     }
     const wallMs = performance.now() - t0;
@@ -228,15 +279,20 @@ async function copyInto(client: pg.Client, spec: AnyTableSpec, rows: readonly un
 
 /**
  * Raw PostgreSQL. `perBatch`: one transaction per batch with a COPY per table, the adapter's
- * transaction granularity; otherwise one COPY per table for all the rows: the ceiling.
+ * transaction granularity; otherwise one COPY per table for all the rows: the ceiling. `keys`:
+ * the tables have the warehouse's primary keys.
  */
-export async function rawLoadPostgres(url: string, data: LoadData, perBatch: boolean): Promise<LoadRun> {
+export async function rawLoadPostgres(
+  url: string,
+  data: LoadData,
+  perBatch: boolean,
+  keys = false,
+): Promise<LoadRun> {
   const client = new pg.Client(url);
   await client.connect();
   try {
     for (const { spec } of COLLECTIONS) {
-      const cols = spec.columns.map((col) => `"${col.name}" ${PG_SQL_TYPE[col.kind]}`).join(', ');
-      await client.query(`CREATE TABLE raw_${spec.table} (${cols})`);
+      await client.query(`CREATE TABLE raw_${spec.table} (${rawColumns(spec, PG_SQL_TYPE, keys)})`);
     }
     const all = perBatch ? null : allRows(data);
     const t0 = performance.now();

@@ -3,10 +3,13 @@
  * as a run keeps them (the units marked stale refreshed every so many executions and at the end,
  * inside the timing; the aggregates checked equal to a recomputation after it), against the raw
  * path on the same rows (DuckDB Appender, PostgreSQL COPY into plain tables), in one pass (the
- * ratio) and in the adapter's batches (for information: what batching alone costs the raw path).
+ * ratio) and in the adapter's batches (for information: what batching alone costs the raw path,
+ * and batching with the warehouse's primary keys on the raw tables).
  * Twice: a day of 40 platform tasks (units of 250 executions, interleaved as a run of concurrent
  * units writes them), and a first read of many small units (10 executions each, one after the
- * other). For information, what keeping the aggregates costs: the same writes without them.
+ * other). For information, what keeping the aggregates costs: the same writes without them; and
+ * the same writes through the run's group-commit writer, as a run whose writer is its bound makes
+ * them (up to four batches a transaction).
  */
 import { adapterLoad, adapterLoadDuckdb, rawLoadDuckdb, rawLoadPostgres, type LoadRun } from '../load.ts';
 import { generateLoadData } from '../load-data.ts';
@@ -45,14 +48,14 @@ async function runLoad(
     const adapter: LoadRun[] = [];
     const raw: LoadRun[] = [];
     const without: LoadRun[] = [];
-    const runAdapter = (keepRollups = true, d = data) =>
+    const runAdapter = (keepRollups = true, d = data, groupCommit = false) =>
       dialect === 'duckdb'
-        ? adapterLoadDuckdb(d, keepRollups)
-        : withDatabase('load_adapter', (url) => adapterLoad(url, d, keepRollups));
-    const runRaw = (perBatch: boolean) =>
+        ? adapterLoadDuckdb(d, { keepRollups, groupCommit })
+        : withDatabase('load_adapter', (url) => adapterLoad(url, d, { keepRollups, groupCommit }));
+    const runRaw = (perBatch: boolean, keys = false) =>
       dialect === 'duckdb'
-        ? rawLoadDuckdb(data, perBatch)
-        : withDatabase('load_raw', (url) => rawLoadPostgres(url, data, perBatch));
+        ? rawLoadDuckdb(data, perBatch, keys)
+        : withDatabase('load_raw', (url) => rawLoadPostgres(url, data, perBatch, keys));
     for (let i = 0; i < LOAD.repeats; i++) {
       adapter.push(await runAdapter());
       raw.push(await runRaw(false));
@@ -79,8 +82,30 @@ async function runLoad(
     log(
       `  ${dialect}: small units ${int(best(small).rowsPerSecond)} rows/s, ratio ${ratio(xs)}; aggregates cost ${ratio(cost)}`,
     );
+    // The same writes as a run makes them when the writer is its bound: through its group-commit
+    // writer at the default bounds, which commits up to four batches a transaction.
+    const grouped: LoadRun[] = [];
+    const groupedSmall: LoadRun[] = [];
+    const groupedWithout: LoadRun[] = [];
+    for (let i = 0; i < LOAD.repeats; i++) {
+      grouped.push(await runAdapter(true, data, true));
+      groupedSmall.push(await runAdapter(true, smallData, true));
+      groupedWithout.push(await runAdapter(false, data, true));
+    }
+    const g = best(grouped).rowsPerSecond / best(raw).rowsPerSecond;
+    const gs = best(groupedSmall).rowsPerSecond / best(smallRaw).rowsPerSecond;
+    const gCost = best(grouped).wallMs / best(groupedWithout).wallMs;
+    results[`load_ratio_group_commit_${dialect}`] = g;
+    results[`load_ratio_group_commit_small_units_${dialect}`] = gs;
+    results[`load_rollups_cost_group_commit_${dialect}`] = gCost;
+    log(
+      `  ${dialect}: through the run's writer ${int(best(grouped).rowsPerSecond)} rows/s in ${best(grouped).transactions} transactions, ratio ${ratio(g)}; small units ${ratio(gs)}; aggregates cost ${ratio(gCost)}`,
+    );
     const rawBatched = await runRaw(true);
-    log(`  ${dialect}: raw in the adapter's batches ${int(rawBatched.rowsPerSecond)} rows/s`);
+    const rawKeyed = await runRaw(true, true);
+    log(
+      `  ${dialect}: raw in the adapter's batches ${int(rawBatched.rowsPerSecond)} rows/s, with the warehouse's keys ${int(rawKeyed.rowsPerSecond)} rows/s`,
+    );
     const a = best(adapter);
     const r = best(raw);
     const x = a.rowsPerSecond / r.rowsPerSecond;
@@ -88,8 +113,11 @@ async function runLoad(
     // What an adapter that cost nothing but committed every batch, as the adapter must, could
     // reach against the one-pass ceiling: the raw path's own loss to batching.
     const ceiling = rawBatched.rowsPerSecond / r.rowsPerSecond;
+    // And one that also kept the warehouse's primary keys, as any writer of these tables must.
+    const keysCeiling = rawKeyed.rowsPerSecond / r.rowsPerSecond;
     results[key] = x;
     results[`load_batching_ceiling_${dialect}`] = ceiling;
+    results[`load_keys_ceiling_${dialect}`] = keysCeiling;
     out[dialect] = {
       ratio: x,
       adapter_rows_per_s: a.rowsPerSecond,
@@ -107,12 +135,29 @@ async function runLoad(
       ratio_vs_raw_in_adapter_batches: xb,
       batching_ceiling: ceiling,
       batching_ceiling_note: 'raw path in the adapter batches against the raw path in one pass',
+      raw_with_keys_in_adapter_batches_rows_per_s: rawKeyed.rowsPerSecond,
+      keys_ceiling: keysCeiling,
+      keys_ceiling_note:
+        "raw path in the adapter batches, its tables with the warehouse's primary keys, against the raw path in one pass",
+      ratio_vs_raw_with_keys_in_adapter_batches: a.rowsPerSecond / rawKeyed.rowsPerSecond,
       target: LOAD_TARGET,
       met: x >= LOAD_TARGET,
       aggregates_kept: true,
       without_aggregates_rows_per_s: best(without).rowsPerSecond,
       without_aggregates_runs_s: without.map((q) => q.wallMs / 1000),
       rollups_cost: cost,
+      group_commit: {
+        note: "the run's group-commit writer at the default bounds, every batch ready at once (the writer the run's bound)",
+        ratio: g,
+        adapter_rows_per_s: best(grouped).rowsPerSecond,
+        adapter_runs_s: grouped.map((q) => q.wallMs / 1000),
+        transactions: best(grouped).transactions,
+        without_aggregates_runs_s: groupedWithout.map((q) => q.wallMs / 1000),
+        rollups_cost: gCost,
+        small_units_ratio: gs,
+        small_units_runs_s: groupedSmall.map((q) => q.wallMs / 1000),
+        small_units_transactions: best(groupedSmall).transactions,
+      },
       small_units: {
         units: LOAD.smallUnits,
         ratio: xs,
@@ -142,6 +187,24 @@ async function runLoad(
       met: met(xs >= LOAD_TARGET),
     });
     rows.push({
+      scenario: `3 load (${label}) through the run's writer`,
+      size: `same rows, ${best(grouped).transactions} transactions (group commit, default bounds)`,
+      figure: `${int(best(grouped).rowsPerSecond)} rows/s adapter`,
+      baseline: `${int(r.rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}`,
+      ratio: ratio(g),
+      target: 'info',
+      met: 'n/a',
+    });
+    rows.push({
+      scenario: `3 load (${label}), small units, through the run's writer`,
+      size: `${best(groupedSmall).transactions} transactions; aggregates cost ${ratio(gCost)} (10k exec)`,
+      figure: `${int(best(groupedSmall).rowsPerSecond)} rows/s adapter`,
+      baseline: `${int(best(smallRaw).rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}`,
+      ratio: ratio(gs),
+      target: 'info',
+      met: 'n/a',
+    });
+    rows.push({
       scenario: `3 load (${label}) aggregates' cost`,
       size: 'the same writes without the aggregates',
       figure: `${(best(adapter).wallMs / 1000).toFixed(2)} s with`,
@@ -156,6 +219,15 @@ async function runLoad(
       figure: `${int(a.rowsPerSecond)} rows/s adapter`,
       baseline: `${int(rawBatched.rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}/batch`,
       ratio: ratio(xb),
+      target: 'info',
+      met: 'n/a',
+    });
+    rows.push({
+      scenario: `3 load (${label}) keys ceiling`,
+      size: `raw path: every ${LOAD.batchSize} exec committed, the warehouse's keys, vs one pass`,
+      figure: `${int(rawKeyed.rowsPerSecond)} rows/s raw/batch, keys`,
+      baseline: `${int(r.rowsPerSecond)} rows/s raw one pass`,
+      ratio: ratio(keysCeiling),
       target: 'info',
       met: 'n/a',
     });
@@ -184,6 +256,14 @@ export const load: Scenario = {
     'load_rollups_cost_postgres',
     'load_batching_ceiling_duckdb',
     'load_batching_ceiling_postgres',
+    'load_ratio_group_commit_duckdb',
+    'load_ratio_group_commit_postgres',
+    'load_ratio_group_commit_small_units_duckdb',
+    'load_ratio_group_commit_small_units_postgres',
+    'load_rollups_cost_group_commit_duckdb',
+    'load_rollups_cost_group_commit_postgres',
+    'load_keys_ceiling_duckdb',
+    'load_keys_ceiling_postgres',
   ],
   targets: { load_ratio: `>= ${LOAD_TARGET}` },
   run: ({ rows, results, pgReason }) => runLoad(rows, results, pgReason),

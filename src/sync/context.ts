@@ -17,7 +17,7 @@ import { rowsByTable } from './batch.ts';
 import { isolateFailures } from './isolate.ts';
 import { Slots } from './slots.ts';
 import type { StoredDays } from './stored-days.ts';
-import { GroupWriter } from './writer.ts';
+import { GroupWriter, writerLimits } from './writer.ts';
 import { RollupRefresher } from './rollup-refresh.ts';
 
 export interface RunCounters {
@@ -160,7 +160,7 @@ export class RunContext {
     readonly now: () => Date,
   ) {
     this.executionSlots = new Slots(2 * executionWindow(config.batchSize));
-    const pending = Math.max(1, config.batchSize) * 4;
+    const { maxPendingExecutions: pending, linger } = writerLimits(config);
     this.rollups = new RollupRefresher(warehouse, logger);
     this.writer = new GroupWriter(
       async (batch, completions) => {
@@ -200,7 +200,7 @@ export class RunContext {
           });
         },
       },
-      { ms: config.writeLingerMs, fullTransaction: Math.max(1, config.batchSize) },
+      linger,
     );
   }
 

@@ -85,6 +85,20 @@ export interface Linger {
   fullTransaction: number;
 }
 
+/**
+ * The bounds a run gives its writer, from its config: a transaction of `batchSize` executions is
+ * full (it does not linger), and four times that may be pending before a unit waits for the
+ * writer, which is also the most one transaction takes. When the writer is what bounds a run,
+ * its transactions are that large. The load bench drives the writer with the same bounds.
+ */
+export function writerLimits(config: { batchSize: number; writeLingerMs: number }): {
+  maxPendingExecutions: number;
+  linger: Linger;
+} {
+  const full = Math.max(1, config.batchSize);
+  return { maxPendingExecutions: full * 4, linger: { ms: config.writeLingerMs, fullTransaction: full } };
+}
+
 export class GroupWriter {
   /** Oldest first. Kept apart (not merged on arrival) so a transaction can take some of them. */
   private parts: PendingPart[] = [];
