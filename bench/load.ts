@@ -26,7 +26,12 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { openWarehouse, RUN_DUCKDB_THREADS } from '../src/load/index.ts';
 import { rollupsMatchSqls } from '../src/load/core/rollups.ts';
 import { RollupRefresher } from '../src/sync/rollup-refresh.ts';
-import { acquireDatabase, connect, releaseDatabase } from '../src/load/duckdb/database.ts';
+import {
+  acquireDatabase,
+  connect,
+  releaseDatabase,
+  type SharedDatabase,
+} from '../src/load/duckdb/database.ts';
 import { SQL_TYPE as DUCKDB_SQL_TYPE } from '../src/load/duckdb/staging.ts';
 import { SQL_TYPE as PG_SQL_TYPE } from '../src/load/postgres/driver.ts';
 import {
@@ -79,7 +84,9 @@ export interface AdapterLoadOptions {
   /**
    * Hand the batches to the run's group-commit writer (GroupWriter, with the bounds a run at the
    * default config gives it) instead of one transaction per batch. All the rows are ready at once,
-   * as when the writer is what bounds a run: it commits up to four batches a transaction.
+   * as when the writer is what bounds a run: it commits up to four batches a transaction. Not
+   * all of a run: the batches are the load data's (not each unit's rows apart), and no unit
+   * completion (checkpoint, deletion of unlisted executions) goes with them.
    * @default false
    */
   groupCommit?: boolean;
@@ -115,8 +122,15 @@ export async function adapterLoad(
     const t0 = performance.now();
     if (groupCommit) {
       const bounds = writerLimits(ConfigSchema.parse({}));
+      // The writer fails a transaction's units, not its caller (no completions wait here): the
+      // first failure is kept and thrown once the writer is drained.
+      let failed: { error: unknown } | null = null;
       const writer = new GroupWriter(
-        commit,
+        (b) =>
+          commit(b).catch((error: unknown) => {
+            failed ??= { error };
+            throw error;
+          }),
         bounds.maxPendingExecutions,
         {},
         bounds.maxPendingExecutions,
@@ -128,6 +142,7 @@ export async function adapterLoad(
         await writer.add(first.task_id, first.date_time, b);
       }
       await writer.drain();
+      if (failed) throw (failed as { error: unknown }).error;
       transactions = writer.transactions;
     } else {
       for (const b of data.batches) await commit(b);
@@ -218,11 +233,11 @@ export async function rawLoadDuckdb(data: LoadData, perBatch: boolean, keys = fa
   // Opened as a run opens its warehouse (its threads, buffer pool and checkpoint threshold): with
   // DuckDB's defaults (every core, a checkpoint every 16MB of WAL, each rewriting the keys' ART
   // indexes) the raw path was 0.8x as fast in one pass and 0.6x with the keys, in its batches.
-  const db = await acquireDatabase(join(tmp.dir, 'raw.duckdb'), {
-    settings: { threads: RUN_DUCKDB_THREADS },
-  });
-  const c = await connect(db);
+  let db: SharedDatabase | null = null;
+  let c: DuckDBConnection | null = null;
   try {
+    db = await acquireDatabase(join(tmp.dir, 'raw.duckdb'), { settings: { threads: RUN_DUCKDB_THREADS } });
+    const conn = (c = await connect(db));
     for (const { spec } of COLLECTIONS) {
       await c.run(`CREATE TABLE raw_${spec.table} (${rawColumns(spec, DUCKDB_SQL_TYPE, keys)})`);
     }
@@ -239,13 +254,13 @@ export async function rawLoadDuckdb(data: LoadData, perBatch: boolean, keys = fa
     }
     const wallMs = performance.now() - t0;
     await checkCount(data, async (table) => {
-      const r = await c.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM raw_${table}`);
+      const r = await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM raw_${table}`);
       return Number(r.getRows()[0]![0]);
     });
     return result(wallMs, data.rows);
   } finally {
-    c.closeSync();
-    releaseDatabase(db);
+    c?.closeSync();
+    if (db) releaseDatabase(db);
     tmp.remove();
   }
 }
