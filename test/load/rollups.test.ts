@@ -524,11 +524,18 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
       }
     });
 
-    /**
-     * Two writers of one fresh database, A and B, its tasks seeded. `slow` is A with a fence that
-     * holds each of its write transactions 1.5 s before it commits; `thenB` starts B's write 400 ms
-     * after the slow one began, while A's transaction is still open.
-     */
+    /** A process's warehouse on a fresh, seeded target, left as its writes leave it (no refresh). */
+    const oneWarehouse = async (fn: (w: Warehouse) => Promise<void>) => {
+      const t = await freshTarget(dialect);
+      cleanup.push(t.drop);
+      const w = await openWarehouse(t.target, { migrate: true });
+      try {
+        await seedTasks(w);
+        await fn(w);
+      } finally {
+        await w.close();
+      }
+    };
     /** Two processes' warehouses on one fresh, seeded target (A migrated it). */
     const twoWarehouses = async (fn: (a: Warehouse, b: Warehouse) => Promise<void>) => {
       const t = await freshTarget(dialect);
@@ -545,6 +552,11 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
     };
     const driverOf = (w: Warehouse) => (w as unknown as { driver: Driver }).driver;
 
+    /**
+     * Two writers of one fresh database, A and B, its tasks seeded. `slow` is A with a fence that
+     * holds each of its write transactions 1.5 s before it commits; `thenB` starts B's write 400 ms
+     * after the slow one began, while A's transaction is still open.
+     */
     const twoWriters = (
       fn: (w: {
         a: Warehouse;
@@ -628,12 +640,8 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
     );
 
     // A refresh deletes its units' markers first, as it reads them (DELETE ... RETURNING).
-    it('a refresh that fails puts back the markers it deleted; the next one takes them', async () => {
-      const t = await freshTarget(dialect);
-      cleanup.push(t.drop);
-      const a = await openWarehouse(t.target, { migrate: true });
-      try {
-        await seedTasks(a);
+    it('a refresh that fails puts back the markers it deleted; the next one takes them', () =>
+      oneWarehouse(async (a) => {
         await a.writeExecutionBatch(batch({ executions: [execution(1), execution(2, { task_id: 11 })] }));
         const driver = driverOf(a);
         const units = [10, 11].map((task_id) => ({ task_id, date: FIXTURE_DAY }));
@@ -649,10 +657,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         await a.refreshStaleRollups();
         expect(await a.query(marked)).toEqual([]);
         expect(await mismatches(a)).toEqual([]);
-      } finally {
-        await a.close();
-      }
-    });
+      }));
 
     it.runIf(dialect === 'postgres')(
       'a marker a writer commits after a refresh deleted its unit’s markers stays, and the next refresh takes it',
@@ -708,12 +713,8 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         }),
     );
 
-    it('a write marks its units stale and leaves their aggregates; rollups_match skips them until the refresh', async () => {
-      const t = await freshTarget(dialect);
-      cleanup.push(t.drop);
-      const w = await openWarehouse(t.target, { migrate: true });
-      try {
-        await seedTasks(w);
+    it('a write marks its units stale and leaves their aggregates; rollups_match skips them until the refresh', () =>
+      oneWarehouse(async (w) => {
         await w.writeExecutionBatch(batch({ executions: [execution(1)], ranks: [rank(1, 0, 'Acme', 1)] }));
         expect(await w.refreshStaleRollups()).toEqual({ units: 1, executions: 1, batches: 1 });
         const before = await w.query('SELECT * FROM geo.rollup_brands_daily ORDER BY brand');
@@ -739,10 +740,7 @@ for (const dialect of ['duckdb', 'postgres'] as const) {
         expect(await mismatches(w)).toEqual([]);
         // Nothing stale: a refresh does nothing.
         expect(await w.refreshStaleRollups()).toEqual({ units: 0, executions: 0, batches: 0 });
-      } finally {
-        await w.close();
-      }
-    });
+      }));
 
     it('a refused commit leaves the aggregates as they were, with the rows', async () => {
       const w = await open();
