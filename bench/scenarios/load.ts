@@ -52,10 +52,12 @@ async function runLoad(
       dialect === 'duckdb'
         ? adapterLoadDuckdb(d, { keepRollups, groupCommit })
         : withDatabase('load_adapter', (url) => adapterLoad(url, d, { keepRollups, groupCommit }));
-    const runRaw = (perBatch: boolean, keys = false) =>
+    const runRaw = (perBatch: boolean, keys = false, d = data) =>
       dialect === 'duckdb'
-        ? rawLoadDuckdb(data, perBatch, keys)
-        : withDatabase('load_raw', (url) => rawLoadPostgres(url, data, perBatch, keys));
+        ? rawLoadDuckdb(d, perBatch, keys)
+        : withDatabase('load_raw', (url) => rawLoadPostgres(url, d, perBatch, keys));
+    /** The raw path's name in the table. */
+    const rawPath = dialect === 'duckdb' ? 'Appender' : 'COPY';
     // The same batches through the run's group-commit writer at the default bounds, which merges
     // up to four a transaction as it does when it is a run's bound; and the raw path in the
     // adapter's batches, without and with the warehouse's keys. Each alternated with the others,
@@ -82,11 +84,7 @@ async function runLoad(
     const groupedSmall: LoadRun[] = [];
     for (let i = 0; i < LOAD.repeats; i++) {
       small.push(await runAdapter(true, smallData));
-      smallRaw.push(
-        await (dialect === 'duckdb'
-          ? rawLoadDuckdb(smallData, false)
-          : withDatabase('load_raw', (url) => rawLoadPostgres(url, smallData, false))),
-      );
+      smallRaw.push(await runRaw(false, false, smallData));
       groupedSmall.push(await runAdapter(true, smallData, true));
     }
     const xs = best(small).rowsPerSecond / best(smallRaw).rowsPerSecond;
@@ -177,7 +175,7 @@ async function runLoad(
       scenario: `3 load (${label})`,
       size,
       figure: `${int(a.rowsPerSecond)} rows/s adapter`,
-      baseline: `${int(r.rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}`,
+      baseline: `${int(r.rowsPerSecond)} rows/s ${rawPath}`,
       ratio: ratio(x),
       target: `>= ${LOAD_TARGET}`,
       met: met(x >= LOAD_TARGET),
@@ -186,7 +184,7 @@ async function runLoad(
       scenario: `3 load (${label}), ${int(LOAD.smallUnits)} small units`,
       size: `same executions, ${int(LOAD.executions / LOAD.smallUnits)} a unit, aggregates kept`,
       figure: `${int(best(small).rowsPerSecond)} rows/s adapter`,
-      baseline: `${int(best(smallRaw).rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}`,
+      baseline: `${int(best(smallRaw).rowsPerSecond)} rows/s ${rawPath}`,
       ratio: ratio(xs),
       target: `>= ${LOAD_TARGET}`,
       met: met(xs >= LOAD_TARGET),
@@ -195,7 +193,7 @@ async function runLoad(
       scenario: `3 load (${label}) through the run's writer`,
       size: `same batches, ${best(grouped).transactions} transactions (group commit, default bounds); aggregates cost ${ratio(gCost)}`,
       figure: `${int(best(grouped).rowsPerSecond)} rows/s adapter`,
-      baseline: `${int(r.rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}`,
+      baseline: `${int(r.rowsPerSecond)} rows/s ${rawPath}`,
       ratio: ratio(g),
       target: 'info',
       met: 'n/a',
@@ -204,7 +202,7 @@ async function runLoad(
       scenario: `3 load (${label}), small units, through the run's writer`,
       size: `same batches, ${best(groupedSmall).transactions} transactions (group commit, default bounds)`,
       figure: `${int(best(groupedSmall).rowsPerSecond)} rows/s adapter`,
-      baseline: `${int(best(smallRaw).rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}`,
+      baseline: `${int(best(smallRaw).rowsPerSecond)} rows/s ${rawPath}`,
       ratio: ratio(gs),
       target: 'info',
       met: 'n/a',
@@ -222,7 +220,7 @@ async function runLoad(
       scenario: `3 load (${label}) vs raw per batch`,
       size: `same rows; raw also commits every ${LOAD.batchSize} exec`,
       figure: `${int(a.rowsPerSecond)} rows/s adapter`,
-      baseline: `${int(rawBatched.rowsPerSecond)} rows/s ${dialect === 'duckdb' ? 'Appender' : 'COPY'}/batch`,
+      baseline: `${int(rawBatched.rowsPerSecond)} rows/s ${rawPath}/batch`,
       ratio: ratio(xb),
       target: 'info',
       met: 'n/a',
