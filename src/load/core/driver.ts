@@ -61,7 +61,10 @@ export interface Driver {
   transaction<T>(fn: (c: Connection) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /** `fn` on one connection, outside a transaction (each statement commits on its own). */
   connection<T>(fn: (c: Connection) => Promise<T>): Promise<T>;
-  /** Runs the migrations `fn` (DuckDB: with its column cache cleared around them). */
+  /**
+   * Runs the migrations `fn` (DuckDB: with its column cache cleared around them, and what they
+   * changed checkpointed into the file after them).
+   */
   withMigrationLock<T>(c: Connection, fn: () => Promise<T>): Promise<T>;
   /**
    * Takes the migration lock until the end of the transaction open on `c` (PostgreSQL:

@@ -14,6 +14,7 @@ import type { TableSpec } from '../tables.ts';
 import type { LockMode, LockResult } from '../warehouse.ts';
 import {
   acquireDatabase,
+  CATALOG,
   connect,
   releaseDatabase,
   type OpenOptions,
@@ -164,11 +165,19 @@ export class DuckDBDriver implements Driver {
    * Nothing to take: migrations run inside the database's mutex (no other statement of this
    * process interleaves) and DuckDB's file lock keeps other processes out.
    */
-  async withMigrationLock<T>(_c: Connection, fn: () => Promise<T>): Promise<T> {
+  async withMigrationLock<T>(c: Connection, fn: () => Promise<T>): Promise<T> {
     // Migrations may change tables: direct loads read their columns again afterwards.
     this.tableColumns.clear();
     try {
-      return await fn();
+      const result = await fn();
+      // The schema into the file itself, not only the WAL. DuckDB's own clients (its CLI, Python,
+      // a BI tool's driver) open the file as their default database, and DuckDB cannot replay an
+      // ALTER (every COMMENT ON of the dictionary is one) from the WAL of a file so opened
+      // ("Calling DatabaseManager::GetDefaultDatabase with no default database set"): a process
+      // that died after migrating, before its first checkpoint (a first sync killed before 64MB
+      // of WAL), left a file that only geo-sync, which ATTACHes it, could open.
+      await c.execute(`CHECKPOINT ${CATALOG}`);
+      return result;
     } finally {
       this.tableColumns.clear();
     }
