@@ -70,6 +70,16 @@ export const CATALOG = 'warehouse';
  * DUCKDB_JE_MALLOC_CONF=stats_print:true). Both at 0 (that variable, README): 10k 308-316 MB,
  * 100k 400-410 MB, growth 1.30, but the bench's DuckDB load ratio fell from 0.53 to 0.41-0.45
  * (two runs each, alternated); a background purge at 200 ms saved 20 MB. Left to the user.
+ *
+ * A threshold of 1GB, measured against 64MB (DuckDB 1.5.5, the 100k day, three alternated pairs):
+ * wall 166-189 s against 167-212 s, peak RSS 507 MB (all three) against 532-577 MB, the file 194
+ * against 245-250 MB. But the WAL grew to 682 MB and the spills to ~500 MB (rows not yet
+ * checkpointed go to the temp directory past the pool), and the open after a kill -9 replays the
+ * whole WAL (552 MB: 15 s to open, replay and close). The bulk load of 300,000 executions in
+ * transactions of 200 took 0.91x at 1GB: its checkpoints every 64MB cost 0.7-4.4 s each, 26% of
+ * its time, but do not grow with the table: 0.7 s the first (160k rows), 1.1-2.5 s at 6M rows.
+ * Kept at 64MB: a gain within the sync's noise does not pay for a day's WAL to replay after a
+ * crash and a day's size in spills.
  */
 export const DEFAULT_CHECKPOINT_THRESHOLD = '64MB';
 
