@@ -61,11 +61,13 @@ export interface Driver {
   transaction<T>(fn: (c: Connection) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /** `fn` on one connection, outside a transaction (each statement commits on its own). */
   connection<T>(fn: (c: Connection) => Promise<T>): Promise<T>;
-  /**
-   * Runs the migrations `fn` (DuckDB: with its column cache cleared around them, and what they
-   * changed checkpointed into the file after them).
-   */
+  /** Runs the migrations `fn` (DuckDB: with its column cache cleared around them). */
   withMigrationLock<T>(c: Connection, fn: () => Promise<T>): Promise<T>;
+  /**
+   * After a transaction that changed the schema, outside any transaction: makes the change
+   * durable beyond the WAL where that matters (DuckDB: checkpointed into the file).
+   */
+  checkpointSchema?(c: Connection): Promise<void>;
   /**
    * Takes the migration lock until the end of the transaction open on `c` (PostgreSQL:
    * pg_advisory_xact_lock, which a transaction pooler cannot leave behind); absent where the

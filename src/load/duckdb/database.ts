@@ -7,9 +7,10 @@
  *
  * The file is ATTACHed to an in-memory instance under the fixed name CATALOG (and each
  * connection USEs it) rather than opened directly: opened directly, DuckDB names the catalog
- * after the file, and a file called `geo.duckdb` (the default target) makes every `geo.<table>`
+ * after the file, and a file called `geo.duckdb` makes every `geo.<table>`
  * ambiguous between catalog `geo` and schema `geo`.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -168,6 +169,11 @@ async function openWithRetry(
   });
   const connection = await instance.connect();
   const deadline = Date.now() + waitMs;
+  // A WAL beside the file before the open: a process was killed before its checkpoint (or holds
+  // the file, and the open waits). What the open replays is checkpointed into the file at once,
+  // so that DuckDB's own clients open it even if this process is killed too: a WAL an older
+  // release left may hold an ALTER they cannot replay (DuckDBDriver.checkpointSchema).
+  const killed = existsSync(`${path}.wal`);
   try {
     for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
       try {
@@ -177,6 +183,8 @@ async function openWithRetry(
         await connection.run(
           `SET checkpoint_threshold = '${settings.checkpointThreshold ?? DEFAULT_CHECKPOINT_THRESHOLD}'`,
         );
+        // Best effort: the rows are replayed either way, and the close checkpoints them.
+        if (killed) await connection.run(`CHECKPOINT ${CATALOG}`).catch(() => undefined);
         return { path, instance, mutex: new Mutex(), memoryLimit };
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);

@@ -165,21 +165,34 @@ export class DuckDBDriver implements Driver {
    * Nothing to take: migrations run inside the database's mutex (no other statement of this
    * process interleaves) and DuckDB's file lock keeps other processes out.
    */
-  async withMigrationLock<T>(c: Connection, fn: () => Promise<T>): Promise<T> {
+  async withMigrationLock<T>(_c: Connection, fn: () => Promise<T>): Promise<T> {
     // Migrations may change tables: direct loads read their columns again afterwards.
     this.tableColumns.clear();
     try {
-      const result = await fn();
-      // The schema into the file itself, not only the WAL. DuckDB's own clients (its CLI, Python,
-      // a BI tool's driver) open the file as their default database, and DuckDB cannot replay an
-      // ALTER (every COMMENT ON of the dictionary is one) from the WAL of a file so opened
-      // ("Calling DatabaseManager::GetDefaultDatabase with no default database set"): a process
-      // that died after migrating, before its first checkpoint (a first sync killed before 64MB
-      // of WAL), left a file that only geo-sync, which ATTACHes it, could open.
-      await c.execute(`CHECKPOINT ${CATALOG}`);
-      return result;
+      return await fn();
     } finally {
       this.tableColumns.clear();
+    }
+  }
+
+  /**
+   * Checkpoints the schema change just committed into the file (workaround of duckdb/duckdb#19712,
+   * DuckDB 1.4-1.5): a file opened directly as the default database, as DuckDB's CLI and BI
+   * drivers open it, cannot replay from its WAL an ALTER that changes the columns of a table with
+   * a computed DEFAULT (ADD COLUMN, COMMENT ON COLUMN of a table with `synced_at DEFAULT now()`):
+   * "INTERNAL Error: Failure while replaying WAL file ... no default database set". geo-sync
+   * ATTACHes the file and replays it, but a process killed after migrating, before DuckDB's first
+   * checkpoint (64MB of WAL), left a file only geo-sync could open.
+   *
+   * Best effort: the change is committed either way (in the WAL, which the next checkpoint, the
+   * close or the next open writes into the file: database.ts), so a failing checkpoint does not
+   * fail the migration; a stop does.
+   */
+  async checkpointSchema(c: Connection): Promise<void> {
+    try {
+      await c.execute(`CHECKPOINT ${CATALOG}`);
+    } catch {
+      this.session.checkStop();
     }
   }
 
