@@ -54,6 +54,13 @@ export interface MigrationStore {
   finishWork(): Promise<string[]>;
   /** One transaction: the views file, and its hash in the ledger's `views` row. */
   replaceViews(sql: string, hash: string): Promise<void>;
+  /**
+   * Makes the schema changes committed so far durable beyond the WAL where the dialect needs it
+   * (DuckDB: checkpointed into the file, which its own clients could otherwise not open after a
+   * crash: Driver.checkpointSchema). After the migrations applied, before the fills that may
+   * take minutes, and after the views.
+   */
+  checkpointSchema(): Promise<void>;
   /** The hash of the views (and dictionary) last applied; null before the first. */
   viewsHash(): Promise<string | null>;
 }
@@ -128,6 +135,7 @@ export async function runMigrations(
         result.applied.push(m.id);
       } else result.alreadyApplied.push(m.id);
     }
+    if (result.applied.length > 0) await store.checkpointSchema();
     // Before the views: until the aggregates are filled, the views of the earlier version (which
     // read the raw rows) keep answering right.
     for (const note of await store.finishWork()) {
@@ -135,6 +143,7 @@ export async function runMigrations(
       result.notes.push(note);
     }
     await store.replaceViews(set.views, viewsHash(set));
+    await store.checkpointSchema();
     return result;
   });
 }

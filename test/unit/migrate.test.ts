@@ -48,7 +48,13 @@ function memoryStore(ledger: Map<string, string> | null) {
     },
     viewsHash: async () => rows?.get(VIEWS_VERSION) ?? null,
     pendingWork: async () => [],
-    finishWork: async () => [],
+    finishWork: async () => {
+      writes.push('fill');
+      return [];
+    },
+    checkpointSchema: async () => {
+      writes.push('checkpoint');
+    },
   };
   return { store, writes };
 }
@@ -103,6 +109,29 @@ describe('pendingMigrations', () => {
     await runMigrations(store, SET);
     expect(await pendingMigrations(store, SET)).toEqual([]);
   });
+
+  it.each([
+    {
+      what: 'a fresh warehouse',
+      ledger: null,
+      writes: ['001_init', '002_more', 'checkpoint', 'fill', 'views', 'checkpoint'],
+    },
+    {
+      what: 'up to date (the views are re-created)',
+      ledger: new Map([
+        ['001', 'init'],
+        ['002', 'more'],
+      ]),
+      writes: ['fill', 'views', 'checkpoint'],
+    },
+  ])(
+    '$what: the schema is checkpointed after the migrations, before the fills, and after the views',
+    async (t) => {
+      const { store, writes } = memoryStore(t.ledger && new Map(t.ledger));
+      await runMigrations(store, SET);
+      expect(writes).toEqual(t.writes);
+    },
+  );
 
   it('the views hash covers the views and the comments applied with them', () => {
     expect(viewsHash(SET)).toMatch(/^[0-9a-f]{64}$/);

@@ -75,7 +75,7 @@ export class CoreMigrationStore implements MigrationStore {
   }
 
   async apply(m: Migration): Promise<boolean> {
-    const applied = await this.inTransaction(async () => {
+    return this.inTransaction(async () => {
       // Under the lock: another process may have applied it since appliedVersions() was read.
       const done = await this.c.rows('SELECT 1 AS done FROM geo.schema_migrations WHERE version = $1', [
         m.version,
@@ -88,8 +88,6 @@ export class CoreMigrationStore implements MigrationStore {
       ]);
       return true;
     });
-    if (applied) await this.schemaChanged();
-    return applied;
   }
 
   async pendingWork(): Promise<string[]> {
@@ -133,15 +131,9 @@ export class CoreMigrationStore implements MigrationStore {
         [VIEWS_VERSION, hash],
       );
     });
-    await this.schemaChanged();
   }
 
-  /**
-   * After each transaction that changed the schema (a migration, the views and their comments),
-   * before the next: a process killed later (in an aggregates fill of minutes) leaves the change
-   * durable where the dialect needs it (Driver.checkpointSchema).
-   */
-  private async schemaChanged(): Promise<void> {
+  async checkpointSchema(): Promise<void> {
     await this.driver.checkpointSchema?.(this.c);
   }
 

@@ -176,7 +176,7 @@ export class DuckDBDriver implements Driver {
   }
 
   /**
-   * Checkpoints the schema change just committed into the file (workaround of duckdb/duckdb#19712,
+   * Checkpoints the schema changes just committed into the file (workaround of duckdb/duckdb#19712,
    * DuckDB 1.4-1.5): a file opened directly as the default database, as DuckDB's CLI and BI
    * drivers open it, cannot replay from its WAL an ALTER that changes the columns of a table with
    * a computed DEFAULT (ADD COLUMN, COMMENT ON COLUMN of a table with `synced_at DEFAULT now()`):
