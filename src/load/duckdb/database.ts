@@ -7,8 +7,8 @@
  *
  * The file is ATTACHed to an in-memory instance under the fixed name CATALOG (and each
  * connection USEs it) rather than opened directly: opened directly, DuckDB names the catalog
- * after the file, and a file called `geo.duckdb` makes every `geo.<table>`
- * ambiguous between catalog `geo` and schema `geo`.
+ * after the file, and a file called `geo.duckdb` makes every `geo.<table>` ambiguous between
+ * catalog `geo` and schema `geo`.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -38,6 +38,9 @@ const open = new Map<string, Entry>();
 
 /** The catalog name the database file is attached as. */
 export const CATALOG = 'warehouse';
+
+/** Writes what the WAL holds into the file (the open's repair, DuckDBDriver.checkpointSchema). */
+export const CHECKPOINT_SQL = `CHECKPOINT ${CATALOG}`;
 
 /**
  * WAL size that triggers a checkpoint (DuckDB's default is 16MB), and the buffer pool's size.
@@ -173,7 +176,7 @@ async function openWithRetry(
   // the file, and the open waits). What the open replays is checkpointed into the file at once,
   // so that DuckDB's own clients open it even if this process is killed too: a WAL an older
   // release left may hold an ALTER they cannot replay (DuckDBDriver.checkpointSchema).
-  const killed = existsSync(`${path}.wal`);
+  const walLeft = existsSync(`${path}.wal`);
   try {
     for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
       try {
@@ -184,7 +187,7 @@ async function openWithRetry(
           `SET checkpoint_threshold = '${settings.checkpointThreshold ?? DEFAULT_CHECKPOINT_THRESHOLD}'`,
         );
         // Best effort: the rows are replayed either way, and the close checkpoints them.
-        if (killed) await connection.run(`CHECKPOINT ${CATALOG}`).catch(() => undefined);
+        if (walLeft) await connection.run(CHECKPOINT_SQL).catch(() => undefined);
         return { path, instance, mutex: new Mutex(), memoryLimit };
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);

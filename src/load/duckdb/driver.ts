@@ -14,7 +14,7 @@ import type { TableSpec } from '../tables.ts';
 import type { LockMode, LockResult } from '../warehouse.ts';
 import {
   acquireDatabase,
-  CATALOG,
+  CHECKPOINT_SQL,
   connect,
   releaseDatabase,
   type OpenOptions,
@@ -190,7 +190,7 @@ export class DuckDBDriver implements Driver {
    */
   async checkpointSchema(c: Connection): Promise<void> {
     try {
-      await c.execute(`CHECKPOINT ${CATALOG}`);
+      await c.execute(CHECKPOINT_SQL);
     } catch {
       this.session.checkStop();
     }
