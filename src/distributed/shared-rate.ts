@@ -24,7 +24,9 @@
  * never has more in flight than GEO_CONCURRENCY. A dead worker's slots are taken over once its
  * heartbeat is `staleMs` old. A worker that stalled that long and resumed starts nothing until its
  * next tick says what it holds (its share expires staleMs / 2 after the tick that set it); only
- * the requests it had in flight when it stalled can overlap the slots taken over meanwhile.
+ * the requests it had in flight when it stalled can overlap the slots taken over meanwhile (among
+ * them any that had passed its gate and were not yet written to a socket: they reach the server
+ * on resuming, and nothing short of the server's own fencing could call them back).
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';

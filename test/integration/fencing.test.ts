@@ -10,7 +10,8 @@
  * - A failed distributed unit is recorded for `state show`.
  * - `backfill --distributed` reads and writes the scope under the lock, shared: an exclusive run
  *   refuses it (exit 4) or makes it wait (--wait-for-lock).
- * - A worker stalled past its heartbeat starts nothing on resuming until its next tick.
+ * - A worker stalled past its heartbeat starts nothing on resuming until its next tick, however
+ *   long that tick takes.
  * - A worker busy on every slot makes room for one that joins (it used to starve it).
  * - Five workers sharing 2 requests/s and 2 in flight hold 2 slots in all, at 0.4 requests/s each.
  */
@@ -376,6 +377,9 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive', () => {
     expect(enq.code, enq.stderr.slice(-2000)).toBe(0);
     sim.setFaults({ latencyMs: 150 });
     const workers = [];
+    // Holds the stalled worker's heartbeat row, so its first tick after resuming waits.
+    const holder = new pg.Client(url);
+    await holder.connect();
     try {
       const stalled = startCli(['worker', '--exit-when-idle', '--concurrency', '4'], e);
       workers.push(stalled);
@@ -389,13 +393,31 @@ describe.skipIf(!pgUp)('fencing: exclusive means exclusive', () => {
       await sleep(500);
       stalled.child.kill('SIGSTOP');
       await sleep(7000);
-      sim.stats.reset();
+      // Its next tick is made to wait (as on a busy database) by a lock on its heartbeat row: a
+      // worker that started requests on resuming, at the share it held before it stalled, would
+      // do so for all that time, not only for the few milliseconds of a tick.
+      await holder.query('BEGIN');
+      const held = await holder.query(`SELECT 1 FROM geo_queue.workers WHERE pid = $1 FOR UPDATE`, [
+        stalled.child.pid,
+      ]);
+      expect(held.rowCount).toBe(1);
       stalled.child.kill('SIGCONT');
-      await sleep(4000);
-      // From the resume on, the server never had more than the fleet's total in flight.
+      // Not counted: the requests it had let through its gate before it stalled and not yet sent
+      // (a stop can fall between the gate and the socket's write) reach the server on resuming.
+      // Nothing can call those back; they are answered within the latency, 150 ms.
+      await sleep(500);
+      sim.stats.reset();
+      await sleep(1000);
+      // While its tick waits, the resumed worker starts nothing: the server has only the other
+      // worker's requests in flight.
+      expect(sim.stats.peakInFlight).toBeLessThanOrEqual(3);
+      await holder.query('COMMIT');
+      await sleep(3000);
+      // From then on, the server never had more than the fleet's total in flight.
       expect(sim.stats.peakInFlight).toBeLessThanOrEqual(3);
       expect(sim.stats.total).toBeGreaterThan(20);
     } finally {
+      await holder.end();
       sim.setFaults({});
       // (SIGCONT first: a stopped process would never act on the SIGTERM.)
       for (const w of workers) {
