@@ -284,8 +284,14 @@ for (const target of warehouseTargets('check')) {
         new RegExp(`FAIL\\s+rollups_match\\s+\\d+ failing row\\(s\\): .*task_id=${victim!.task_id}`),
       );
 
+      // A unit with an execution stored: the check requires a task's days from the first one the
+      // warehouse knows, so a unit with none, on its task's first day, is not required once its
+      // checkpoint is gone (the simulator's world, and so which unit comes first, moves with the date).
       const [unit] = (await exec(
-        `SELECT task_id, CAST(date AS VARCHAR) AS date FROM geo.sync_checkpoints WHERE task_id <> $1 ORDER BY task_id, date LIMIT 1`,
+        `SELECT c.task_id, CAST(c.date AS VARCHAR) AS date FROM geo.sync_checkpoints c
+         WHERE c.task_id <> $1
+           AND EXISTS (SELECT 1 FROM geo.prompt_executions e WHERE e.task_id = c.task_id AND e.date_time = c.date)
+         ORDER BY c.task_id, c.date LIMIT 1`,
         [victim!.task_id],
       )) as { task_id: number; date: string }[];
       await damage(
