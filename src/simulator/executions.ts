@@ -61,6 +61,8 @@ export interface ExecRef {
   prompt_task_id: number;
   /** Listed without a screenshot, taken since (the takeScreenshot mutation). */
   lateScreenshot?: boolean;
+  /** Made to have no screenshot (the dropScreenshot mutation), unless one was taken since. */
+  noScreenshot?: boolean;
 }
 
 export class ExecutionModel {
@@ -148,7 +150,7 @@ export function promptIndex(ref: ExecRef): { prompt: string; batch: number } {
 }
 
 export function screenshotUrl(ref: ExecRef): string | null {
-  return hasScreenshot(ref.h) || ref.lateScreenshot
+  return ref.lateScreenshot || (hasScreenshot(ref.h) && !ref.noScreenshot)
     ? `https://screenshots.sim.geo-sync.local/${ymdOfDay(ref.day)}/${ref.prompt_task_id}.png`
     : null;
 }

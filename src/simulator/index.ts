@@ -140,7 +140,23 @@ export function createWorld(opts: SimulatorOptions = {}): SimWorld {
     diagnosisStepMs,
     diagnosisFailureRate,
     email: (opts.login ?? DEFAULT_LOGIN).email,
+    drawShift: drawShiftFromEnv(),
   });
+}
+
+/**
+ * GEO_SIM_WORLD_SHIFT=N: every world draws its executions as if on other calendar days (the same
+ * customers, monitoring and platform tasks; other executions, counts and children). A world is
+ * drawn from its seed and the calendar day, so a test that relies on a chance feature of a small
+ * world (an execution without a screenshot, a day with product cards) passes today and fails on
+ * some later day. `GEO_SIM_WORLD_SHIFT=2 npx vitest run test/integration test/load test/distributed`
+ * runs the tests whose worlds follow the calendar against other days' worlds (docs/developing.md).
+ */
+function drawShiftFromEnv(): number {
+  const text = process.env.GEO_SIM_WORLD_SHIFT?.trim();
+  if (!text) return 0;
+  check(/^\d+$/.test(text), `GEO_SIM_WORLD_SHIFT: expected a whole number, got ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {

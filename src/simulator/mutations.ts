@@ -18,6 +18,8 @@ export class Overlay {
   readonly answers = new Map<number, string | null>();
   /** Executions listed without a screenshot whose screenshot has since been taken. */
   readonly lateScreenshots = new Set<number>();
+  /** Executions made to have no screenshot (dropScreenshot). */
+  readonly noScreenshots = new Set<number>();
   /** project_id -> the monitoring task's new name. */
   readonly names = new Map<number, string>();
   readonly deleted = new Set<number>();
@@ -50,6 +52,7 @@ export class Overlay {
   clear(): void {
     this.answers.clear();
     this.lateScreenshots.clear();
+    this.noScreenshots.clear();
     this.names.clear();
     this.deleted.clear();
     this.corrupted.clear();

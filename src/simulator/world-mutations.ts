@@ -79,6 +79,12 @@ export function worldMutations(w: MutableWorld): WorldMutations {
       w.overlay.lateScreenshots.add(id);
       return true;
     },
+    dropScreenshot: (id) => {
+      const ref = w.mustResolve(id);
+      if (screenshotUrl(ref) === null) return false;
+      w.overlay.noScreenshots.add(id);
+      return true;
+    },
     renameMonitoringTask: (projectId, name) => {
       if (!w.catalog.monitoringTask(projectId)) throw new Error(`no monitoring task ${projectId}`);
       w.overlay.names.set(projectId, name);

@@ -98,6 +98,12 @@ export interface WorldMutations {
    * (`screenshot_url`) and on prompt/screenshot. Returns false when it already had one.
    */
   takeScreenshot(promptTaskId: number): boolean;
+  /**
+   * The execution has no screenshot (listed with `screenshot_url` null, and prompt/screenshot
+   * says none), as if it had been drawn without one: for a test that needs such an execution
+   * whatever day it runs on. Returns false when it already had none. takeScreenshot undoes it.
+   */
+  dropScreenshot(promptTaskId: number): boolean;
   /** The monitoring task is renamed (customer/projects `project_name`, legacy `brand_name`). */
   renameMonitoringTask(projectId: number, name: string): void;
   /** Drop every mutation, and legacy creates/edits. */
@@ -137,4 +143,6 @@ export interface WorldOptions {
   diagnosisStepMs: number;
   diagnosisFailureRate: number;
   email: string;
+  /** Added to the seed of the executions' draws only (GEO_SIM_WORLD_SHIFT): 0 by default. */
+  drawShift: number;
 }

@@ -50,7 +50,7 @@ export class SimWorld implements World {
     this.days = opts.days;
     this.now = opts.now;
     this.catalog = new Catalog({ seed: opts.seed, email: opts.email });
-    this.model = new ExecutionModel(opts.seed, this.catalog, opts.executionsPerDay);
+    this.model = new ExecutionModel(opts.seed + opts.drawShift, this.catalog, opts.executionsPerDay);
     this.finance = new Finance(opts.seed, this.catalog, this.model);
     this.diagnosis = new DiagnosisStore(this.catalog, {
       seed: opts.seed,
@@ -285,10 +285,12 @@ export class SimWorld implements World {
     return out;
   }
 
-  /** A reference with the overlay's per-execution flags (a late screenshot). */
+  /** A reference with the overlay's per-execution flags (a late screenshot, none at all). */
   private marked(ref: ExecRef): ExecRef {
     if (this.overlay.lateScreenshots.size > 0 && this.overlay.lateScreenshots.has(ref.prompt_task_id))
       ref.lateScreenshot = true;
+    if (this.overlay.noScreenshots.size > 0 && this.overlay.noScreenshots.has(ref.prompt_task_id))
+      ref.noScreenshot = true;
     return ref;
   }
 

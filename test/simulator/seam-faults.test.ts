@@ -2,7 +2,8 @@
  * The simulator's fault switches for unexpected answers, over a real socket: an invalid child
  * (corruptChild), a child answering 404 for a listed execution (hideChild), a list that shifts
  * between two pages (moveToHeadBetweenPages), an answer saved again between two pages (resaveBetweenPages) and a
- * server-side cap of task/results pages (resultsPerPageCap).
+ * server-side cap of task/results pages (resultsPerPageCap); and an execution made to have no
+ * screenshot (dropScreenshot), for tests that need one on whatever day they run.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { envelope } from '../../src/api/schemas/envelope.ts';
@@ -64,6 +65,32 @@ describe('child faults', () => {
     );
     const list = await call(sim, `/api/v2/geo/task/results?task_id=${taskId}&date=${YESTERDAY}&per_page=100`);
     expect(ids(list)).toContain(x.prompt_task_id);
+  });
+});
+
+describe('screenshots made and taken', () => {
+  const listed = async (id: number) => {
+    const list = await call(sim, `/api/v2/geo/task/results?task_id=${taskId}&date=${YESTERDAY}&per_page=100`);
+    return (list.json.data.data as WirePromptResultItem[]).find((e) => e.prompt_task_id === id)!;
+  };
+  const shot = async (id: number) =>
+    (await call(sim, `/api/v2/geo/prompt/screenshot?prompt_task_id=${id}`)).json.data as {
+      screenshot_url: string;
+    };
+
+  it('dropScreenshot: listed without one and prompt/screenshot says none; takeScreenshot gives it back', async () => {
+    const x = unit.find((e) => e.screenshot_url !== null)!;
+    const m = sim.world.mutations;
+    expect(m.dropScreenshot(x.prompt_task_id)).toBe(true);
+    expect(m.dropScreenshot(x.prompt_task_id)).toBe(false);
+    expect((await listed(x.prompt_task_id)).screenshot_url).toBeNull();
+    expect((await shot(x.prompt_task_id)).screenshot_url).toBe('');
+    // Every other execution as it was.
+    const others = unit.filter((e) => e !== x);
+    for (const e of others) expect((await listed(e.prompt_task_id)).screenshot_url).toBe(e.screenshot_url);
+    expect(m.takeScreenshot(x.prompt_task_id)).toBe(true);
+    expect((await listed(x.prompt_task_id)).screenshot_url).toBe(x.screenshot_url);
+    expect((await shot(x.prompt_task_id)).screenshot_url).toBe(x.screenshot_url);
   });
 });
 

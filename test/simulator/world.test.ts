@@ -80,6 +80,25 @@ describe('determinism', () => {
     expect(fingerprint(2)).not.toBe(a);
   });
 
+  it('GEO_SIM_WORLD_SHIFT draws other executions from the same catalog, as another day would', () => {
+    const day = (w: ReturnType<typeof small>) =>
+      w.allPlatformTasks().flatMap((t) => [...w.executions(t.task_id, YESTERDAY)].map((e) => e.prompt_name));
+    const saved = process.env.GEO_SIM_WORLD_SHIFT;
+    try {
+      delete process.env.GEO_SIM_WORLD_SHIFT;
+      const before = small();
+      process.env.GEO_SIM_WORLD_SHIFT = '1';
+      const shifted = small();
+      expect(shifted.allPlatformTasks()).toEqual(before.allPlatformTasks());
+      expect(day(shifted)).not.toEqual(day(before));
+      process.env.GEO_SIM_WORLD_SHIFT = '-1';
+      expect(() => small()).toThrow(/GEO_SIM_WORLD_SHIFT: expected a whole number, got "-1"/);
+    } finally {
+      if (saved === undefined) delete process.env.GEO_SIM_WORLD_SHIFT;
+      else process.env.GEO_SIM_WORLD_SHIFT = saved;
+    }
+  });
+
   it('executions are rebuilt identically from their ID in any order', () => {
     const w = small();
     const t = w.allPlatformTasks()[2]!;
