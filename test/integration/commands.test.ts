@@ -9,6 +9,7 @@ import { openWarehouse } from '../../src/load/index.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
 import { withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget } from '../helpers/targets.ts';
+import { ensureWithoutScreenshot } from '../helpers/world.ts';
 
 describe('schedule, runs, dry-run', () => {
   let sim: RunningSimulator;
@@ -17,6 +18,8 @@ describe('schedule, runs, dry-run', () => {
 
   beforeAll(async () => {
     sim = await startSimulator({ seed: 4, days: 5, executionsPerDay: 20 });
+    // The dry-run's estimate below is checked with an execution listed without a screenshot.
+    ensureWithoutScreenshot(sim.world, [sim.world.dates().at(-1)!]);
     env = {
       GEO_BASE_URL: sim.url,
       GEO_API_KEY: 'sim-key',

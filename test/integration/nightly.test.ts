@@ -26,6 +26,7 @@ const FROM_SOURCES = ['execution_sources', 'rollup_domains_daily', 'rollup_execu
 const ALL_DAYS = ['2000-01-01', '2100-12-31'] as const;
 import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget, postgresTarget, warehouseTargets } from '../helpers/targets.ts';
+import { ensureWithoutScreenshot } from '../helpers/world.ts';
 
 const SEARCHES = 'GET /api/v2/geo/prompt/searches';
 const SCREENSHOT = 'GET /api/v2/geo/prompt/screenshot';
@@ -62,6 +63,8 @@ for (const target of warehouseTargets('nightly')) {
       url = await target.create();
       sim = await startSimulator({ seed: 21, days: 2, executionsPerDay: 24 });
       dates = sim.world.dates();
+      // One listed without a screenshot that is neither of the two picked before it (below).
+      ensureWithoutScreenshot(sim.world, dates, 3);
     });
     afterAll(async () => {
       await sim?.close();
@@ -332,6 +335,7 @@ for (const target of warehouseTargets('nightly-each')) {
       url = await target.create();
       sim = await startSimulator({ seed: 2121, days: 2, executionsPerDay: 16 });
       dates = sim.world.dates();
+      ensureWithoutScreenshot(sim.world, dates, 3);
     });
     afterAll(async () => {
       await sim?.close();

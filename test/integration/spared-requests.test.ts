@@ -19,6 +19,7 @@ import { formatSummary } from '../../src/sync/summary.ts';
 import { verifyExecutions, verifyPassed } from '../../src/sync/verify.ts';
 import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { warehouseTargets } from '../helpers/targets.ts';
+import { ensureWithoutScreenshot } from '../helpers/world.ts';
 
 const PRODUCTS = 'GET /api/v2/geo/prompt/products';
 const SCREENSHOT = 'GET /api/v2/geo/prompt/screenshot';
@@ -33,6 +34,7 @@ for (const target of warehouseTargets('spared-requests')) {
       url = await target.create();
       sim = await startSimulator({ seed: 30, days: 1, executionsPerDay: 80 });
       dates = sim.world.dates();
+      ensureWithoutScreenshot(sim.world, dates, 3);
     });
     afterAll(async () => {
       await sim?.close();
@@ -130,6 +132,8 @@ for (const target of warehouseTargets('spared-requests')) {
         expect(Number(rows!.n)).toBe(all.filter(unsupported).length - 1);
       } finally {
         sim.world.mutations.reset();
+        // (The reset drops every mutation: the world again as the run read it.)
+        ensureWithoutScreenshot(sim.world, dates, 3);
       }
       const v = await verifyAll();
       expect(v.differences).toEqual([]);
@@ -144,6 +148,7 @@ for (const target of warehouseTargets('spared-requests')) {
       // Two executions of an unsupported task changed, and one listed without a screenshot gets one.
       const shared = units().find((list) => list.length > 1 && unsupported(list[0]!))!;
       const noShot = all.find((e) => e.screenshot_url === null && !shared.includes(e))!;
+      expect(noShot).toBeDefined();
       const m = sim.world.mutations;
       m.setAnswer(shared[0]!.prompt_task_id, 'saved again');
       m.setAnswer(shared[1]!.prompt_task_id, 'saved again');
