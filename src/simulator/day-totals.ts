@@ -4,7 +4,7 @@
  */
 import type { Catalog } from './catalog.ts';
 import type { ExecRef, ExecutionModel } from './executions.ts';
-import { cardCount, hasScreenshot, isMissing, rankCount, sourceCount } from './executions.ts';
+import { cardCount, hasScreenshot, isMissing, rankCount, screenshotUrl, sourceCount } from './executions.ts';
 import type { Overlay } from './mutations.ts';
 import { hash2 } from './rng.ts';
 import { dayNumber } from './time.ts';
@@ -60,6 +60,12 @@ export function dayTotalsOf(w: CountedWorld, date: string): DayTotals {
     const was = isMissing(ref.h);
     if (was && answer !== null) t.missingResults--;
     if (!was && answer === null) t.missingResults++;
+  }
+  // Screenshots taken late or dropped (resolve marks the reference with them).
+  for (const id of [...o.lateScreenshots, ...o.noScreenshots]) {
+    const ref = w.resolve(id);
+    if (ref && ref.day === day)
+      t.screenshots += Number(screenshotUrl(ref) !== null) - Number(hasScreenshot(ref.h));
   }
   for (const id of o.droppedRank) {
     const ref = w.resolve(id);

@@ -5,7 +5,7 @@
 import type { Catalog } from './catalog.ts';
 import { decodeSourceId } from './ids.ts';
 import type { ExecRef } from './executions.ts';
-import { screenshotUrl, sourceCount } from './executions.ts';
+import { hasScreenshot, screenshotUrl, sourceCount } from './executions.ts';
 import { taskDayKey, type Overlay } from './mutations.ts';
 import type { WorldMutations } from './world-types.ts';
 
@@ -73,16 +73,20 @@ export function worldMutations(w: MutableWorld): WorldMutations {
         answer,
       });
     },
+    // Each of the two undoes the other: an execution is in at most one of the two sets, and only
+    // where the set changes what it was drawn with.
     takeScreenshot: (id) => {
       const ref = w.mustResolve(id);
       if (screenshotUrl(ref) !== null) return false;
-      w.overlay.lateScreenshots.add(id);
+      w.overlay.noScreenshots.delete(id);
+      if (!hasScreenshot(ref.h)) w.overlay.lateScreenshots.add(id);
       return true;
     },
     dropScreenshot: (id) => {
       const ref = w.mustResolve(id);
       if (screenshotUrl(ref) === null) return false;
-      w.overlay.noScreenshots.add(id);
+      w.overlay.lateScreenshots.delete(id);
+      if (hasScreenshot(ref.h)) w.overlay.noScreenshots.add(id);
       return true;
     },
     renameMonitoringTask: (projectId, name) => {

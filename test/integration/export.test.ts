@@ -249,7 +249,7 @@ for (const target of warehouseTargets('export')) {
           '--out',
           dir,
           '--tables',
-          'product_cards,platform_tasks',
+          'product_cards,platform_tasks,prompt_executions',
           '--from',
           day,
           '--to',
@@ -262,8 +262,10 @@ for (const target of warehouseTargets('export')) {
         readdirSync(dir)
           .filter((n) => !n.startsWith('.'))
           .sort(),
-      ).toEqual(['platform_tasks', 'product_cards']);
+      ).toEqual(['platform_tasks', 'product_cards', 'prompt_executions']);
       expect(readdirSync(join(dir, 'product_cards'))).toEqual([`day=${day}`]);
+      // Every day has executions: the range is seen to choose even when the other day has no cards.
+      expect(readdirSync(join(dir, 'prompt_executions'))).toEqual([`day=${day}`]);
       const expected = await warehouseRows(
         `SELECT c.* FROM geo.product_cards c JOIN geo.prompt_executions e ON e.prompt_task_id = c.prompt_task_id
           WHERE e.date_time = CAST($1 AS DATE) ORDER BY c.prompt_task_id, c.position`,

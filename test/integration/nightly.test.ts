@@ -26,7 +26,7 @@ const FROM_SOURCES = ['execution_sources', 'rollup_domains_daily', 'rollup_execu
 const ALL_DAYS = ['2000-01-01', '2100-12-31'] as const;
 import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget, postgresTarget, warehouseTargets } from '../helpers/targets.ts';
-import { ensureWithoutScreenshot } from '../helpers/world.ts';
+import { ensureMissingAnswer, ensureWithoutScreenshot } from '../helpers/world.ts';
 
 const SEARCHES = 'GET /api/v2/geo/prompt/searches';
 const SCREENSHOT = 'GET /api/v2/geo/prompt/screenshot';
@@ -63,7 +63,9 @@ for (const target of warehouseTargets('nightly')) {
       url = await target.create();
       sim = await startSimulator({ seed: 21, days: 2, executionsPerDay: 24 });
       dates = sim.world.dates();
-      // One listed without a screenshot that is neither of the two picked before it (below).
+      // What the test picks, whatever the day drew: an execution without an answer, and one
+      // listed without a screenshot that is neither of the two picked before it (below).
+      ensureMissingAnswer(sim.world, dates);
       ensureWithoutScreenshot(sim.world, dates, 3);
     });
     afterAll(async () => {
@@ -335,6 +337,7 @@ for (const target of warehouseTargets('nightly-each')) {
       url = await target.create();
       sim = await startSimulator({ seed: 2121, days: 2, executionsPerDay: 16 });
       dates = sim.world.dates();
+      ensureMissingAnswer(sim.world, dates);
       ensureWithoutScreenshot(sim.world, dates, 3);
     });
     afterAll(async () => {

@@ -69,8 +69,8 @@ describe('child faults', () => {
 });
 
 describe('screenshots made and taken', () => {
-  const listed = async (id: number) => {
-    const list = await call(sim, `/api/v2/geo/task/results?task_id=${taskId}&date=${YESTERDAY}&per_page=100`);
+  const listed = async (id: number, task = taskId) => {
+    const list = await call(sim, `/api/v2/geo/task/results?task_id=${task}&date=${YESTERDAY}&per_page=100`);
     return (list.json.data.data as WirePromptResultItem[]).find((e) => e.prompt_task_id === id)!;
   };
   const shot = async (id: number) =>
@@ -78,19 +78,48 @@ describe('screenshots made and taken', () => {
       screenshot_url: string;
     };
 
-  it('dropScreenshot: listed without one and prompt/screenshot says none; takeScreenshot gives it back', async () => {
+  const legacy = async (id: number) =>
+    (await call(sim, `/api/v2/geo/task/screenshot?task_id=${id}`)).json.data as { sceenshot_result: string };
+  const totals = () => sim.world.dayTotals(YESTERDAY).screenshots;
+
+  it('dropScreenshot: listed without one, prompt/screenshot and the legacy read say none, the day counts one fewer; takeScreenshot gives it back', async () => {
     const x = unit.find((e) => e.screenshot_url !== null)!;
     const m = sim.world.mutations;
+    const drawn = totals();
     expect(m.dropScreenshot(x.prompt_task_id)).toBe(true);
     expect(m.dropScreenshot(x.prompt_task_id)).toBe(false);
     expect((await listed(x.prompt_task_id)).screenshot_url).toBeNull();
     expect((await shot(x.prompt_task_id)).screenshot_url).toBe('');
+    expect((await legacy(x.prompt_task_id)).sceenshot_result).toBe('');
+    expect(totals()).toBe(drawn - 1);
     // Every other execution as it was.
     const others = unit.filter((e) => e !== x);
     for (const e of others) expect((await listed(e.prompt_task_id)).screenshot_url).toBe(e.screenshot_url);
     expect(m.takeScreenshot(x.prompt_task_id)).toBe(true);
     expect((await listed(x.prompt_task_id)).screenshot_url).toBe(x.screenshot_url);
     expect((await shot(x.prompt_task_id)).screenshot_url).toBe(x.screenshot_url);
+    expect(totals()).toBe(drawn);
+    // And again: each undoes the other as often as they are made.
+    expect(m.dropScreenshot(x.prompt_task_id)).toBe(true);
+    expect((await listed(x.prompt_task_id)).screenshot_url).toBeNull();
+    expect(totals()).toBe(drawn - 1);
+  });
+
+  it('takeScreenshot on one drawn without, then dropScreenshot: none again', async () => {
+    const y = sim.world
+      .allPlatformTasks()
+      .flatMap((t) => [...sim.world.executions(t.task_id, YESTERDAY)])
+      .find((e) => e.screenshot_url === null)!;
+    const task = y.task_id;
+    const m = sim.world.mutations;
+    const drawn = totals();
+    expect(m.takeScreenshot(y.prompt_task_id)).toBe(true);
+    expect((await listed(y.prompt_task_id, task)).screenshot_url).not.toBeNull();
+    expect(totals()).toBe(drawn + 1);
+    expect(m.dropScreenshot(y.prompt_task_id)).toBe(true);
+    expect((await listed(y.prompt_task_id, task)).screenshot_url).toBeNull();
+    expect((await shot(y.prompt_task_id)).screenshot_url).toBe('');
+    expect(totals()).toBe(drawn);
   });
 });
 
