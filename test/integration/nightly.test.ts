@@ -26,7 +26,7 @@ const FROM_SOURCES = ['execution_sources', 'rollup_domains_daily', 'rollup_execu
 const ALL_DAYS = ['2000-01-01', '2100-12-31'] as const;
 import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget, postgresTarget, warehouseTargets } from '../helpers/targets.ts';
-import { ensureMissingAnswer, ensureWithoutScreenshot } from '../helpers/world.ts';
+import { ensureMissingAnswer, ensureWithoutScreenshot, executionsOn } from '../helpers/world.ts';
 
 const SEARCHES = 'GET /api/v2/geo/prompt/searches';
 const SCREENSHOT = 'GET /api/v2/geo/prompt/screenshot';
@@ -96,10 +96,7 @@ for (const target of warehouseTargets('nightly')) {
         await api.close();
       }
     };
-    const items = () =>
-      dates.flatMap((d) =>
-        sim.world.allPlatformTasks().flatMap((t) => [...sim.world.executions(t.task_id, d)]),
-      );
+    const items = () => executionsOn(sim.world, dates);
 
     it('reads only what changed, leaves the rest untouched, and converges but for a child-only change', async () => {
       sim.stats.reset();
@@ -362,9 +359,7 @@ for (const target of warehouseTargets('nightly-each')) {
     it('each change alone: read alone, and the warehouse equal to a fresh sync after its night', async () => {
       const first = await nightly(url);
       expect(first.status).toBe('success');
-      const all = dates.flatMap((d) =>
-        sim.world.allPlatformTasks().flatMap((t) => [...sim.world.executions(t.task_id, d)]),
-      );
+      const all = executionsOn(sim.world, dates);
       const missing = all.find((e) => e.result_status === 'missing')!;
       const available = all.find((e) => e.result_status === 'available')!;
       const noShot = all.find((e) => e.screenshot_url === null && e !== missing && e !== available)!;
