@@ -6,6 +6,7 @@
 import type { CommanderError } from 'commander';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { FaultOptions, SimulatorOptions } from './index.ts';
+import { UsageError } from '../errors.ts';
 import { MAX_EXECUTIONS_PER_DAY } from './limits.ts';
 
 /** Exit code of a usage error (bad flag or value). */
@@ -138,7 +139,15 @@ export function simulateCommand(): Command {
     .action(async (flags: SimulateFlags) => {
       // Loaded when it runs: the rest of the CLI never loads the simulator.
       const { startSimulator } = await import('./index.ts');
-      const sim = await startSimulator(toSimulatorOptions(flags));
+      let sim: Awaited<ReturnType<typeof startSimulator>>;
+      try {
+        sim = await startSimulator(toSimulatorOptions(flags));
+      } catch (e) {
+        // Bad configuration (GEO_SIM_WORLD_SHIFT): its one line, exit 2, as for a bad flag.
+        if (!(e instanceof UsageError)) throw e;
+        process.stderr.write(`error: ${e.message}\n`);
+        process.exit(USAGE_EXIT_CODE);
+      }
       process.stdout.write(`listening on ${sim.url}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => {

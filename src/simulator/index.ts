@@ -3,6 +3,7 @@
  * used by the demo, by tests over real sockets and by benchmarks. `world` is its ground truth:
  * the server serves exactly what the world returns.
  */
+import { UsageError } from '../errors.ts';
 import { AuthStore } from './auth.ts';
 import type { FaultOptions } from './faults.ts';
 import { FaultInjector } from './faults.ts';
@@ -155,7 +156,11 @@ export function createWorld(opts: SimulatorOptions = {}): SimWorld {
 function drawShiftFromEnv(): number {
   const text = process.env.GEO_SIM_WORLD_SHIFT?.trim();
   if (!text) return 0;
-  check(/^\d+$/.test(text), `GEO_SIM_WORLD_SHIFT: expected a whole number, got ${JSON.stringify(text)}`);
+  // Bad configuration: one line and exit 2 from `geo-sync simulate`, like its flags.
+  if (!/^\d+$/.test(text))
+    throw new UsageError(
+      `GEO_SIM_WORLD_SHIFT: expected a whole number, got ${JSON.stringify(text)} (unset it for today's world)`,
+    );
   return Number(text);
 }
 

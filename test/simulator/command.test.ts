@@ -93,10 +93,11 @@ describe('flags', () => {
 describe('process', () => {
   const script = fileURLToPath(new URL('./fixtures/simulate-cli.ts', import.meta.url));
   const cwd = fileURLToPath(new URL('../..', import.meta.url));
-  const run = (args: string[]) =>
+  const run = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
     killOnExit(
       spawn(process.execPath, ['--import', 'tsx', script, 'simulate', ...args], {
         cwd,
+        env,
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
@@ -131,5 +132,15 @@ describe('process', () => {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     expect(await exit(child)).toBe(2);
     expect(err).toMatch(/--error-rate/);
+  });
+
+  it('exits 2 with one line on a bad GEO_SIM_WORLD_SHIFT', async () => {
+    const child = run(['--port', '0'], { ...process.env, GEO_SIM_WORLD_SHIFT: 'abc' });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    expect(await exit(child)).toBe(2);
+    expect(err.trim()).toBe(
+      'error: GEO_SIM_WORLD_SHIFT: expected a whole number, got "abc" (unset it for today\'s world)',
+    );
   });
 });
