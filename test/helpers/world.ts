@@ -47,17 +47,34 @@ export function ensureWithoutScreenshot(
 /**
  * Makes sure `dates` hold at least `count` executions whose answer is missing (5% are drawn so:
  * one day in ten has none of 48), before any run reads them: available ones get none (setAnswer
- * with null).
+ * with null). `withRanks`: missing ones that have rank items (a missing answer keeps its ranks),
+ * made so from available ones with rank items (one day in four hundred has none of 120).
  */
-export function ensureMissingAnswer(world: World, dates: readonly string[], count = 1): void {
+export function ensureMissingAnswer(
+  world: World,
+  dates: readonly string[],
+  count = 1,
+  opts: { withRanks?: boolean } = {},
+): void {
+  const ranked = (e: WirePromptResultItem) => !opts.withRanks || e.rank_details.length > 0;
   makeSure(
     executionsOn(world, dates),
     count,
-    (e) => e.result_status === 'missing',
+    (e) => e.result_status === 'missing' && ranked(e),
     (e) => {
-      if (e.result_status !== 'available') return false;
+      if (e.result_status !== 'available' || !ranked(e)) return false;
       world.mutations.setAnswer(e.prompt_task_id, null);
       return true;
     },
   );
+}
+
+/**
+ * The first of `all` that `has`. A world is drawn from its seed and the calendar day, so a chance
+ * feature of a small one can be missing on some day: the test then fails saying what it lacked
+ * ("this day's world has no ..."), not on an undefined read further on.
+ */
+export function firstWith<T>(all: Iterable<T>, has: (x: T) => boolean, what: string): T {
+  for (const x of all) if (has(x)) return x;
+  throw new Error(`this day's world has no ${what}`);
 }

@@ -24,6 +24,7 @@ import { dumpData, rollupMismatches } from '../helpers/dump.ts';
 import { startProxy } from '../helpers/proxy.ts';
 import { syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { duckdbTarget, postgresTarget, warehouseTargets, type WarehouseTarget } from '../helpers/targets.ts';
+import { firstWith } from '../helpers/world.ts';
 import { batch, execution, rank } from '../load/fixtures.ts';
 
 const DAY = '2026-11-20';
@@ -132,7 +133,10 @@ for (const t of warehouseTargets('write-isolation')) {
     let day: string;
 
     beforeAll(async () => {
-      sim = await startSimulator({ seed: 41, days: 1, executionsPerDay: 60 });
+      // 120 a day over 34 platform tasks: every unit of two or more, and one of three or more with
+      // ranks, in each of 400 days' worlds (GEO_SIM_WORLD_SHIFT 0-399); at 60 a day 34 of those
+      // worlds had no unit of three.
+      sim = await startSimulator({ seed: 41, days: 1, executionsPerDay: 120 });
       day = sim.world.dates()[0]!;
     });
     afterAll(async () => {
@@ -264,9 +268,11 @@ for (const t of warehouseTargets('write-isolation')) {
     it('a whole sync with a value refused below the schema: partial, the rest stored and checkpointed, and the next run loses nothing', async () => {
       const url = await fresh();
       const byTask = executionsByTask(sim, day);
-      const unit = byTask.find(
+      const unit = firstWith(
+        byTask,
         (u) => u.executions.length >= 3 && u.executions.some((e) => e.rank_details.length > 0),
-      )!;
+        'unit of three executions with ranks',
+      );
       const bad = unit.executions.find((e) => e.rank_details.length > 0)!.prompt_task_id;
       const all = byTask.flatMap((u) => u.executions.map((e) => e.prompt_task_id)).sort((a, b) => a - b);
 
@@ -322,9 +328,9 @@ for (const t of warehouseTargets('write-isolation')) {
     it('through the command line, the answers that once failed whole units: the rank stored with its raw value, the platform task quarantined alone, the rest stored', async () => {
       const url = await fresh();
       const byTask = executionsByTask(sim, day);
-      const unit = byTask.find((u) => u.executions.length >= 3)!;
+      const unit = firstWith(byTask, (u) => u.executions.length >= 3, 'unit of three executions');
       const bad = unit.executions[1]!.prompt_task_id;
-      const badTask = byTask.find((u) => u !== unit)!.task.task_id;
+      const badTask = firstWith(byTask, (u) => u !== unit, 'second unit').task.task_id;
       const all = byTask.flatMap((u) => u.executions.map((e) => e.prompt_task_id)).sort((a, b) => a - b);
       const proxy = await startProxy(sim.url, {
         rewrite: (u, body) => {

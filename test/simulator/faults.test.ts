@@ -22,7 +22,9 @@ async function get(token = 'sim-key', path = PATH) {
 }
 
 beforeAll(async () => {
-  sim = await startSimulator({ executionsPerDay: 10, days: 1 });
+  // Yesterday's world (the real clock): 60 a day holds an execution with product cards and odd
+  // rank numbers (below) whatever the day; at 10, about one day in 30 drew no cards.
+  sim = await startSimulator({ executionsPerDay: 60, days: 1 });
 });
 afterEach(() => {
   sim.setFaults({});
@@ -187,7 +189,8 @@ describe('unknownMembers', () => {
     const withCards = sim.world
       .allPlatformTasks()
       .flatMap((t) => [...sim.world.executions(t.task_id, date)])
-      .find((e) => sim.world.products(e.prompt_task_id).cards.length > 0)!;
+      .find((e) => sim.world.products(e.prompt_task_id).cards.length > 0);
+    if (!withCards) throw new Error("this day's world has no execution with product cards");
     const r = await get('sim-key', `/api/v2/geo/prompt/products?prompt_task_id=${withCards.prompt_task_id}`);
     expect(r.status).toBe(200);
     const body = JSON.parse(r.text) as Record<string, Record<string, unknown>>;
