@@ -239,7 +239,7 @@ for (const target of warehouseTargets('export')) {
 
     it('--tables and --from/--to choose what is written', async () => {
       const dir = join(out, 'some');
-      // The later day that holds product cards: 15 executions may draw none on a given day (the
+      // The later day that holds product cards: 20 executions may draw none on a given day (the
       // world changes with the calendar day), and a day without cards has no partition to show.
       const [withCards] = await warehouseRows(
         `SELECT CAST(max(e.date_time) AS VARCHAR) AS day FROM geo.product_cards c

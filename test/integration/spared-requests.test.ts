@@ -19,7 +19,7 @@ import { formatSummary } from '../../src/sync/summary.ts';
 import { verifyExecutions, verifyPassed } from '../../src/sync/verify.ts';
 import { SIMULATOR_PACE, syncOnce, withWarehouse } from '../helpers/sync.ts';
 import { warehouseTargets } from '../helpers/targets.ts';
-import { ensureWithoutScreenshot } from '../helpers/world.ts';
+import { ensureWithoutScreenshot, firstWith } from '../helpers/world.ts';
 
 const PRODUCTS = 'GET /api/v2/geo/prompt/products';
 const SCREENSHOT = 'GET /api/v2/geo/prompt/screenshot';
@@ -151,12 +151,19 @@ for (const target of warehouseTargets('spared-requests')) {
     it('a later run asks again, once per task; a screenshot taken late is read', async () => {
       const all = units().flat();
       // Two executions of an unsupported task changed, and one listed without a screenshot gets one.
-      const shared = units().find((list) => list.length > 1 && unsupported(list[0]!))!;
+      const shared = firstWith(
+        units(),
+        (list) => list.length > 1 && unsupported(list[0]!),
+        'unit of two or more executions of an unsupported platform task',
+      );
       // Outside `shared` by ID: each listing is new objects, so identity never matched, and on a day
       // whose shared[1] is itself listed without a screenshot it was taken as noShot too.
       const sharedIds = new Set(shared.map((e) => e.prompt_task_id));
-      const noShot = all.find((e) => e.screenshot_url === null && !sharedIds.has(e.prompt_task_id))!;
-      expect(noShot).toBeDefined();
+      const noShot = firstWith(
+        all,
+        (e) => e.screenshot_url === null && !sharedIds.has(e.prompt_task_id),
+        'execution listed without a screenshot outside that unit',
+      );
       const m = sim.world.mutations;
       m.setAnswer(shared[0]!.prompt_task_id, 'saved again');
       m.setAnswer(shared[1]!.prompt_task_id, 'saved again');

@@ -154,13 +154,21 @@ for (const target of warehouseTargets('sync-e2e')) {
     it('converges to upstream changes: answer updated, source and execution gone', async () => {
       const tasks = sim.world.allPlatformTasks();
       const all = tasks.flatMap((t) => [...sim.world.executions(t.task_id, day)]);
-      const withSources = all.find((e) => sim.world.sources(e.prompt_task_id).length > 1)!;
-      const changed = all.find(
+      const withSources = firstWith(
+        all,
+        (e) => sim.world.sources(e.prompt_task_id).length > 1,
+        'execution with two or more sources',
+      );
+      const changed = firstWith(
+        all,
         (e) => e.prompt_task_id !== withSources.prompt_task_id && e.result_status === 'available',
-      )!;
-      const deleted = all.find(
+        'second execution with an answer',
+      );
+      const deleted = firstWith(
+        all,
         (e) => ![withSources.prompt_task_id, changed.prompt_task_id].includes(e.prompt_task_id),
-      )!;
+        'third execution',
+      );
       const goneSource = sim.world.sources(withSources.prompt_task_id)[0]!;
       sim.world.mutations.setAnswer(changed.prompt_task_id, '新的回答：推荐石头。');
       sim.world.mutations.removeSource(goneSource.source_id);

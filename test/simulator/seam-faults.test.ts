@@ -10,6 +10,7 @@ import { envelope } from '../../src/api/schemas/envelope.ts';
 import { Screenshot } from '../../src/api/schemas/hierarchical.ts';
 import type { RunningSimulator, WirePromptResultItem } from '../../src/simulator/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
+import { firstWith } from '../helpers/world.ts';
 import { NOW, YESTERDAY, call, type JsonReply } from './helpers.ts';
 
 let sim: RunningSimulator;
@@ -115,10 +116,10 @@ describe('screenshots made and taken', () => {
   });
 
   it('takeScreenshot on one drawn without, then dropScreenshot: none again', async () => {
-    const y = sim.world
+    const yesterdays = sim.world
       .allPlatformTasks()
-      .flatMap((t) => [...sim.world.executions(t.task_id, YESTERDAY)])
-      .find((e) => e.screenshot_url === null)!;
+      .flatMap((t) => [...sim.world.executions(t.task_id, YESTERDAY)]);
+    const y = firstWith(yesterdays, (e) => e.screenshot_url === null, 'execution drawn without a screenshot');
     const task = y.task_id;
     const m = sim.world.mutations;
     const drawn = totals();
