@@ -33,6 +33,7 @@ import {
 } from '../../src/api/schemas/legacy.ts';
 import type { RunningSimulator, WirePromptResultItem } from '../../src/simulator/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
+import { firstWith } from '../helpers/world.ts';
 import { NOW, YESTERDAY, call } from './helpers.ts';
 
 let sim: RunningSimulator;
@@ -56,18 +57,12 @@ beforeAll(async () => {
   // From the whole day, not the one unit: a unit of a dozen has no card set past a page in one
   // world in 13 (GEO_SIM_WORLD_SHIFT); the day's 400 always have one.
   const day = w.allPlatformTasks().flatMap((t) => [...w.executions(t.task_id, YESTERDAY)]);
-  const found = (e: WirePromptResultItem | undefined, what: string) => {
-    if (!e) throw new Error(`this world has no execution ${what} on ${YESTERDAY}`);
-    return e.prompt_task_id;
-  };
-  withCards = found(
-    day.find((e) => w.products(e.prompt_task_id).cards.length > 20),
-    'with more than 20 product cards',
-  );
-  withShot = found(
-    execs.find((e) => e.screenshot_url !== null),
-    'with a screenshot',
-  );
+  withCards = firstWith(
+    day,
+    (e) => w.products(e.prompt_task_id).cards.length > 20,
+    'execution with more than 20 product cards',
+  ).prompt_task_id;
+  withShot = firstWith(execs, (e) => e.screenshot_url !== null, 'execution with a screenshot').prompt_task_id;
 });
 
 afterAll(async () => {

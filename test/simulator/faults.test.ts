@@ -3,6 +3,7 @@ import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/simulator/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
+import { firstWith } from '../helpers/world.ts';
 
 let sim: RunningSimulator;
 const agent = new Agent({ connections: 16 });
@@ -186,11 +187,11 @@ describe('unknownMembers', () => {
     sim.setFaults({ unknownMembers: true });
     // An execution with product cards, so the page carries cards and a field_labels map.
     const date = sim.world.dates()[0]!;
-    const withCards = sim.world
-      .allPlatformTasks()
-      .flatMap((t) => [...sim.world.executions(t.task_id, date)])
-      .find((e) => sim.world.products(e.prompt_task_id).cards.length > 0);
-    if (!withCards) throw new Error("this day's world has no execution with product cards");
+    const withCards = firstWith(
+      sim.world.allPlatformTasks().flatMap((t) => [...sim.world.executions(t.task_id, date)]),
+      (e) => sim.world.products(e.prompt_task_id).cards.length > 0,
+      'execution with product cards',
+    );
     const r = await get('sim-key', `/api/v2/geo/prompt/products?prompt_task_id=${withCards.prompt_task_id}`);
     expect(r.status).toBe(200);
     const body = JSON.parse(r.text) as Record<string, Record<string, unknown>>;

@@ -23,15 +23,18 @@ beforeAll(async () => {
   // A unit over three pages of 3 with a screenshot, and an execution of several rank items on its
   // first page (resaveBetweenPages): the first unit of more than 6 had none in one world in 70
   // (GEO_SIM_WORLD_SHIFT), so the unit is chosen for all three.
-  const t = sim.world.allPlatformTasks().find((p) => {
-    const list = [...sim.world.executions(p.task_id, YESTERDAY)];
-    return (
-      list.length > 6 &&
-      list.some((e) => e.screenshot_url !== null) &&
-      list.slice(0, 3).some((e) => e.rank_details.length > 1)
-    );
-  });
-  if (!t) throw new Error(`this world has no unit of more than 6 executions to page on ${YESTERDAY}`);
+  const t = firstWith(
+    sim.world.allPlatformTasks(),
+    (p) => {
+      const list = [...sim.world.executions(p.task_id, YESTERDAY)];
+      return (
+        list.length > 6 &&
+        list.some((e) => e.screenshot_url !== null) &&
+        list.slice(0, 3).some((e) => e.rank_details.length > 1)
+      );
+    },
+    'unit of more than 6 executions, one with a screenshot and one of several rank items on its first page',
+  );
   taskId = t.task_id;
   unit = [...sim.world.executions(taskId, YESTERDAY)];
 });
