@@ -47,6 +47,14 @@ export interface DialectSql {
    * needs none (DuckDB keeps its statistics as it writes).
    */
   analyze(tables: readonly string[]): string | null;
+  /**
+   * Whether an INSERT ... SELECT of aggregate rows sorts them into the order the dashboards read
+   * them (core/rollups.ts storedOrder). PostgreSQL stores rows in the order inserted, and reads a
+   * filter's rows by page: stored as the grouping emitted them, one monitoring task's year of
+   * domain rows lay two to a page over 37,000 pages. DuckDB reads by column and row group, the
+   * order of the few thousand rows of one refresh decides nothing, and a sort would cost each refresh.
+   */
+  readonly sortsAggregateInserts: boolean;
 }
 
 /**
@@ -74,6 +82,7 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
     lockKeys: (count, space = 'units') =>
       `SELECT ${Array.from({ length: count }, (_, i) => `pg_advisory_xact_lock(${space === 'units' ? ROLLUP_LOCK_SPACE : ACCOUNT_DAY_LOCK_SPACE}, CAST($${i + 1} AS INTEGER))`).join(', ')}`,
     analyze: (tables) => `ANALYZE ${tables.join(', ')}`,
+    sortsAggregateInserts: true,
   },
   duckdb: {
     double: 'DOUBLE',
@@ -92,6 +101,7 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
     lockAsWriter: () => null,
     lockKeys: () => null,
     analyze: () => null,
+    sortsAggregateInserts: false,
   },
 };
 

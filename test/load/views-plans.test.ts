@@ -142,6 +142,74 @@ describe.skipIf(!pgUp)('dashboard views on PostgreSQL: filters reach the aggrega
 });
 
 /**
+ * A refresh stores each per-platform-task aggregate's rows in (monitoring task, platform task,
+ * day) order: a dashboard of one monitoring task over a year reads its rows from a few pages of
+ * each refresh, not one row from each of thousands of pages (its weekly own-site citations on a
+ * year of 2,400 executions a day: 37,000 pages read for 68,000 rows, 390 ms, stored as the
+ * grouping happened to emit them; 75 ms stored in this order).
+ */
+describe.skipIf(!pgUp)('a refresh stores the aggregates by monitoring task, platform task and day', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const w = await openWarehouse(db.url, { migrate: true });
+    try {
+      // Three monitoring tasks of two platform tasks each, on four days, written interleaved:
+      // one batch, so one refresh computes them all.
+      const days = ['2026-11-20', '2026-11-21', '2026-11-22', '2026-11-23'];
+      const units = days.flatMap((date_time) =>
+        [300, 100, 200].flatMap((project_id) =>
+          [1, 0].map((t) => ({ date_time, project_id, task_id: project_id / 10 + t })),
+        ),
+      );
+      const executions = units.flatMap((u, i) =>
+        [0, 1].map((k) => execution(1 + i * 2 + k, { ...u, prompt_name: `question ${k}` })),
+      );
+      await w.writeExecutionBatch(
+        batch({
+          executions,
+          ranks: executions.map((e) => rank(e.prompt_task_id, 0, `Brand ${e.prompt_task_id % 3}`, 1)),
+          sources: executions.map((e) =>
+            source(e.prompt_task_id, e.prompt_task_id, `d${e.prompt_task_id % 5}.com`, {
+              task_id: e.task_id,
+              project_id: e.project_id,
+            }),
+          ),
+        }),
+      );
+      await w.refreshStaleRollups();
+    } finally {
+      await w.close();
+    }
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  for (const table of [
+    'rollup_executions_daily',
+    'rollup_brands_daily',
+    'rollup_domains_daily',
+    'rollup_question_brands_daily',
+  ]) {
+    it(`${table}: in the order the dashboards read them`, async () => {
+      const c = new pg.Client(db.url);
+      await c.connect();
+      try {
+        const r = await c.query<{ key: string }>(
+          `SELECT concat_ws(' ', project_id, task_id, date) AS key FROM geo.${table} ORDER BY ctid`,
+        );
+        const stored = r.rows.map((row) => row.key);
+        expect(new Set(stored.map((k) => k.split(' ')[0])).size).toBe(3);
+        expect(stored).toEqual([...stored].sort());
+      } finally {
+        await c.end();
+      }
+    });
+  }
+});
+
+/**
  * Releases before migration 011 created hash indexes on brand and domain (009 on the execution
  * tables, 010 on the aggregates): an insert into one walks every entry stored under its value.
  * 011 replaces them with SP-GiST in the aggregates and leaves the execution tables without.
