@@ -13,6 +13,7 @@ import { openWarehouse } from '../../src/load/index.ts';
 import { ROLLUP_TABLES } from '../../src/load/tables.ts';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
 import { batch, execution, rank, source } from './fixtures.ts';
+import type { ExecutionBatch } from '../../src/transform/rows.ts';
 
 const pgUp = await postgresReachable();
 
@@ -64,26 +65,32 @@ function nodes(n: PlanNode): PlanNode[] {
   return [n, ...(n.Plans ?? []).flatMap(nodes)];
 }
 
+/** A fresh database with `b` written and its aggregates refreshed, as a run leaves it, and a client. */
+async function refreshedDatabase(b: ExecutionBatch): Promise<{ db: TestDatabase; client: pg.Client }> {
+  const db = await createTestDatabase();
+  const w = await openWarehouse(db.url, { migrate: true });
+  try {
+    await w.writeExecutionBatch(b);
+    await w.refreshStaleRollups();
+  } finally {
+    await w.close();
+  }
+  const client = new pg.Client(db.url);
+  await client.connect();
+  return { db, client };
+}
+
 describe.skipIf(!pgUp)('dashboard views on PostgreSQL: filters reach the aggregates’ indexes', () => {
   let db: TestDatabase;
   let client: pg.Client;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const w = await openWarehouse(db.url, { migrate: true });
-    try {
-      await w.writeExecutionBatch(
-        batch({
-          executions: [execution(1), execution(2, { task_id: 11 })],
-          ranks: [rank(1, 0, 'Acme', 1), rank(2, 0, 'Bolt', 2)],
-          sources: [source(1, 1, 'acme.com'), source(2, 2, 'news.com')],
-        }),
-      );
-      await w.refreshStaleRollups();
-    } finally {
-      await w.close();
-    }
-    client = new pg.Client(db.url);
-    await client.connect();
+    ({ db, client } = await refreshedDatabase(
+      batch({
+        executions: [execution(1), execution(2, { task_id: 11 })],
+        ranks: [rank(1, 0, 'Acme', 1), rank(2, 0, 'Bolt', 2)],
+        sources: [source(1, 1, 'acme.com'), source(2, 2, 'news.com')],
+      }),
+    ));
     await client.query('ANALYZE');
     await client.query('SET enable_seqscan = off');
   });
@@ -153,38 +160,29 @@ describe.skipIf(!pgUp)('a refresh stores the aggregates by monitoring task, plat
   let db: TestDatabase;
   let client: pg.Client;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const w = await openWarehouse(db.url, { migrate: true });
-    try {
-      // Three monitoring tasks of two platform tasks each, on four days, written interleaved:
-      // one batch, so one refresh computes them all.
-      const days = ['2026-11-20', '2026-11-21', '2026-11-22', '2026-11-23'];
-      const units = days.flatMap((date_time) =>
-        [300, 100, 200].flatMap((project_id) =>
-          [1, 0].map((t) => ({ date_time, project_id, task_id: project_id / 10 + t })),
+    // Three monitoring tasks of two platform tasks each, on four days, written interleaved: one
+    // batch, so one refresh computes them all.
+    const days = ['2026-11-20', '2026-11-21', '2026-11-22', '2026-11-23'];
+    const units = days.flatMap((date_time) =>
+      [300, 100, 200].flatMap((project_id) =>
+        [1, 0].map((t) => ({ date_time, project_id, task_id: project_id / 10 + t })),
+      ),
+    );
+    const executions = units.flatMap((u, i) =>
+      [0, 1].map((k) => execution(1 + i * 2 + k, { ...u, prompt_name: `question ${k}` })),
+    );
+    ({ db, client } = await refreshedDatabase(
+      batch({
+        executions,
+        ranks: executions.map((e) => rank(e.prompt_task_id, 0, `Brand ${e.prompt_task_id % 3}`, 1)),
+        sources: executions.map((e) =>
+          source(e.prompt_task_id, e.prompt_task_id, `d${e.prompt_task_id % 5}.com`, {
+            task_id: e.task_id,
+            project_id: e.project_id,
+          }),
         ),
-      );
-      const executions = units.flatMap((u, i) =>
-        [0, 1].map((k) => execution(1 + i * 2 + k, { ...u, prompt_name: `question ${k}` })),
-      );
-      await w.writeExecutionBatch(
-        batch({
-          executions,
-          ranks: executions.map((e) => rank(e.prompt_task_id, 0, `Brand ${e.prompt_task_id % 3}`, 1)),
-          sources: executions.map((e) =>
-            source(e.prompt_task_id, e.prompt_task_id, `d${e.prompt_task_id % 5}.com`, {
-              task_id: e.task_id,
-              project_id: e.project_id,
-            }),
-          ),
-        }),
-      );
-      await w.refreshStaleRollups();
-    } finally {
-      await w.close();
-    }
-    client = new pg.Client(db.url);
-    await client.connect();
+      }),
+    ));
   });
   afterAll(async () => {
     await client?.end();
