@@ -13,7 +13,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { untilAborted } from '../abort.ts';
-import { cancelClientOnAbort } from '../load/postgres/cancel.ts';
+import { cancelClientOnAbort, cancelsSettled } from '../load/postgres/cancel.ts';
 import { connectTimeoutMs } from '../load/postgres/pool.ts';
 import type { DataTable } from '../load/warehouse.ts';
 import { copySql, csvSafeSelect, dayFileName, extension, type Engine } from './engine.ts';
@@ -98,6 +98,7 @@ export async function postgresSource(
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   } catch (e) {
     offCancel();
+    await cancelsSettled();
     await client.end().catch(() => undefined);
     throw e;
   }
@@ -223,6 +224,7 @@ export async function postgresSource(
     async close() {
       offCancel();
       await client.query('ROLLBACK').catch(() => undefined);
+      await cancelsSettled();
       await client.end();
     },
   };

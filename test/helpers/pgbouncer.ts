@@ -39,6 +39,11 @@ export interface RunningPgBouncer {
   url(alias: string): string;
   /** Everything PgBouncer logged (stderr). */
   log(): string;
+  /**
+   * Null while PgBouncer runs; once it has exited without stop(), how (its exit code or signal)
+   * and the end of its log: what a test that then finds the pooler's port closed should say.
+   */
+  died(): string | null;
   stop(): Promise<void>;
 }
 
@@ -111,11 +116,19 @@ function running(
   log: () => string,
   dir: string,
 ): RunningPgBouncer {
+  let stopping = false;
+  let died: string | null = null;
+  child.once('exit', (code, signal) => {
+    if (!stopping)
+      died = `pgbouncer exited (${signal ?? `code ${code}`}) before the tests stopped it; its log ends:\n${log().slice(-3000)}`;
+  });
   return {
     port,
     url: (alias) => `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${alias}`,
     log,
+    died: () => died,
     async stop() {
+      stopping = true;
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');

@@ -18,7 +18,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SYNC_LOCK_KEY } from '../../src/load/postgres/advisory-lock.ts';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.ts';
 import { runCli, startCli, type CliResult } from '../helpers/cli.ts';
@@ -98,6 +98,13 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
     );
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
   }, 120_000);
+
+  // A pooler that died fails every later test with a refused connection: the first test after
+  // its death says how it died instead (its exit and the end of its log).
+  afterEach(() => {
+    const died = bouncer?.died();
+    if (died) throw new Error(died);
+  });
 
   afterAll(async () => {
     await bouncer?.stop();

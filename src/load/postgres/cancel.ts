@@ -13,6 +13,20 @@ const CANCEL_REQUEST_CODE = 80877102;
 /** How long sending one may take before it is given up: the process is stopping. */
 const CANCEL_TIMEOUT_MS = 5_000;
 
+/** The cancel requests sent and not yet closed by the server (cancelsSettled). */
+const inFlight = new Set<Promise<void>>();
+
+/**
+ * Resolves once every cancel request sent so far has been closed by the server (or given up):
+ * a connection's close waits for it. PgBouncer 1.18 (Debian 12's) exits with a FATAL error when
+ * a cancel request's client goes away before the cancel it forwarded has finished
+ * (pgbouncer/pgbouncer#801, fixed in 1.21): a stopped command whose query failed at once,
+ * closed its pool and exited took the pooler down with it, now and then, for every client.
+ */
+export async function cancelsSettled(): Promise<void> {
+  while (inFlight.size > 0) await Promise.all([...inFlight]);
+}
+
 interface BackendKey {
   processID: number | null;
   secretKey: number | null;
@@ -23,7 +37,7 @@ export function cancelQuery(client: pg.ClientBase): Promise<void> {
   const { processID, secretKey } = client as unknown as BackendKey;
   const { host, port } = client as unknown as { host: string; port: number };
   if (processID === null || secretKey === null || !host) return Promise.resolve();
-  return new Promise<void>((resolve) => {
+  const sent = new Promise<void>((resolve) => {
     const socket: Socket = host.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
     const done = () => {
       socket.destroy();
@@ -45,6 +59,9 @@ export function cancelQuery(client: pg.ClientBase): Promise<void> {
       socket.write(request);
     });
   });
+  inFlight.add(sent);
+  void sent.then(() => inFlight.delete(sent));
+  return sent;
 }
 
 /**

@@ -19,7 +19,7 @@ import type { Fence, LockMode, LockResult } from '../warehouse.ts';
 import { abortReason, untilAborted } from '../../abort.ts';
 import { UnreachableError } from '../../unreachable.ts';
 import { AdvisoryLock, MIGRATION_LOCK_KEY } from './advisory-lock.ts';
-import { cancelOnAbort } from './cancel.ts';
+import { cancelOnAbort, cancelsSettled } from './cancel.ts';
 import { copyRows } from './copy.ts';
 import { pgDataError, pgIsDuplicateKey } from './errors.ts';
 import { connectFailure, createPool, withTransaction } from './pool.ts';
@@ -245,6 +245,8 @@ export class PostgresDriver implements Driver {
   }
   async close(): Promise<void> {
     this.offStop();
+    // A cancel sent on the stop is let finish before the process can exit (cancelsSettled).
+    await cancelsSettled();
     await this.pool.end();
   }
 }
