@@ -73,3 +73,22 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefine
     );
   });
 }
+
+/** Work a stop started that must end before the process exits (finishBeforeExit). */
+const finishing = new Set<Promise<unknown>>();
+
+/**
+ * Registers work a stop started that must end before the process exits or closes what it ran on:
+ * a cancel request in flight (load/postgres/cancel.ts), whose client PgBouncer 1.18 must not see
+ * go first. The work bounds itself; its failure is its own (not reported here).
+ */
+export function finishBeforeExit(work: Promise<unknown>): void {
+  finishing.add(work);
+  const done = () => finishing.delete(work);
+  work.then(done, done);
+}
+
+/** Resolves once every work registered by finishBeforeExit so far has ended, however. */
+export async function stopWorkFinished(): Promise<void> {
+  while (finishing.size > 0) await Promise.allSettled([...finishing]);
+}

@@ -6,7 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from 'pino';
-import { InterruptedError } from '../abort.ts';
+import { InterruptedError, stopWorkFinished } from '../abort.ts';
 import { UsageError } from '../errors.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import { addDays, isStoredDay, shanghaiDay, shanghaiYesterday } from '../time.ts';
@@ -213,13 +213,18 @@ export function action<A extends unknown[]>(
     } catch (e) {
       stop.settled = true;
       // Whatever the stop made fail (an interrupted statement, a cancelled query) is the stop.
-      if (signal.aborted) return exitOnError(signal.reason);
+      if (signal.aborted) {
+        await stopWorkFinished();
+        return exitOnError(signal.reason);
+      }
       // commander hands the command itself to an action as its last argument.
       const command = args.at(-1);
       return exitOnError(e, command instanceof Command ? command : undefined);
     }
     stop.settled = true;
     if (signal.aborted) {
+      // What the stop started that must end first (a cancel request: abort.ts finishBeforeExit).
+      await stopWorkFinished();
       if (!opts.ownStopCode) return exitOnError(signal.reason);
       // Exited now: what the stop left behind (a connection still being opened) is not waited for.
       process.exit(code);

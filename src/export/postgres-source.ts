@@ -12,8 +12,8 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
-import { untilAborted } from '../abort.ts';
-import { cancelClientOnAbort, cancelsSettled } from '../load/postgres/cancel.ts';
+import { stopWorkFinished, untilAborted } from '../abort.ts';
+import { cancelClientOnAbort } from '../load/postgres/cancel.ts';
 import { connectTimeoutMs } from '../load/postgres/pool.ts';
 import type { DataTable } from '../load/warehouse.ts';
 import { copySql, csvSafeSelect, dayFileName, extension, type Engine } from './engine.ts';
@@ -98,7 +98,7 @@ export async function postgresSource(
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   } catch (e) {
     offCancel();
-    await cancelsSettled();
+    await stopWorkFinished();
     await client.end().catch(() => undefined);
     throw e;
   }
@@ -224,7 +224,7 @@ export async function postgresSource(
     async close() {
       offCancel();
       await client.query('ROLLBACK').catch(() => undefined);
-      await cancelsSettled();
+      await stopWorkFinished();
       await client.end();
     },
   };

@@ -118,15 +118,17 @@ function running(
 ): RunningPgBouncer {
   let stopping = false;
   let died: string | null = null;
-  child.once('exit', (code, signal) => {
-    if (!stopping)
-      died = `pgbouncer exited (${signal ?? `code ${code}`}) before the tests stopped it; its log ends:\n${log().slice(-3000)}`;
+  // 'close', not 'exit': its stderr read to the end, the FATAL line last.
+  child.once('close', (code, signal) => {
+    if (!stopping) died = `code ${code}`;
+    if (!stopping && signal) died = signal;
   });
   return {
     port,
     url: (alias) => `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${alias}`,
     log,
-    died: () => died,
+    died: () =>
+      died && `pgbouncer exited (${died}) before the tests stopped it; its log ends:\n${log().slice(-3000)}`,
     async stop() {
       stopping = true;
       if (child.exitCode === null && child.signalCode === null) {

@@ -99,8 +99,8 @@ describe.skipIf(!pgUp || !bin)('geo-sync behind PgBouncer', () => {
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
   }, 120_000);
 
-  // A pooler that died fails every later test with a refused connection: the first test after
-  // its death says how it died instead (its exit and the end of its log).
+  // A pooler that died fails every later test with a refused connection: each also fails with how
+  // it died (its exit and the end of its log).
   afterEach(() => {
     const died = bouncer?.died();
     if (died) throw new Error(died);

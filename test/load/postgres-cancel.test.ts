@@ -1,14 +1,21 @@
 /**
  * The cancel request a stopping process sends (load/postgres/cancel.ts), against a server on a
  * real socket that takes its time to close, as PgBouncer does while it forwards the cancel: the
- * request is the protocol's 16 bytes, the client never closes first, and cancelsSettled (what a
- * connection's close waits for) resolves only once the server has closed. PgBouncer 1.18 exits
- * when a cancel's client goes first (test/integration/pgbouncer.test.ts runs the real one).
+ * request is the protocol's 16 bytes, the client does not close first (within its 5 s), and what
+ * a stopped command waits for before it exits (abort.ts stopWorkFinished), and the PostgreSQL
+ * driver's close before it ends its pool, ends only once the server has closed. PgBouncer 1.18
+ * exits when a cancel's client goes first (test/integration/pgbouncer.test.ts runs the real one).
  */
 import { createServer, type Socket } from 'node:net';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cancelQuery, cancelsSettled } from '../../src/load/postgres/cancel.ts';
+import { stopWorkFinished } from '../../src/abort.ts';
+import { silentLogger } from '../../src/log.ts';
+import { cancelQuery } from '../../src/load/postgres/cancel.ts';
+import { PostgresDriver } from '../../src/load/postgres/driver.ts';
+import { postgresReachable, withTestDatabase } from '../helpers/postgres.ts';
+
+const pgUp = await postgresReachable();
 
 interface Seen {
   request: Buffer;
@@ -71,7 +78,7 @@ describe('cancel requests', () => {
     const server = await slowCanceller(300);
     close = server.close;
     const sent = [cancelQuery(connected(server.port, 4242, -7)), cancelQuery(connected(server.port, 17, 99))];
-    await cancelsSettled();
+    await stopWorkFinished();
     const settledAt = performance.now();
     expect(server.seen).toHaveLength(2);
     for (const s of server.seen) {
@@ -94,7 +101,24 @@ describe('cancel requests', () => {
     );
     await Promise.all(sent);
     // Nothing in flight any more: settled at once.
-    await cancelsSettled();
+    await stopWorkFinished();
+  });
+
+  describe.skipIf(!pgUp)('the PostgreSQL driver', () => {
+    const url = withTestDatabase();
+
+    it('closes its pool only once a cancel in flight has been closed by the server', async () => {
+      const server = await slowCanceller(300);
+      close = server.close;
+      const driver = await PostgresDriver.open({ url: url(), description: 'test', logger: silentLogger });
+      void cancelQuery(connected(server.port, 5, 6));
+      await driver.close();
+      const closedAt = performance.now();
+      expect(server.seen).toHaveLength(1);
+      expect(server.seen[0]!.clientClosedFirst).toBe(false);
+      expect(server.seen[0]!.serverClosedAt).toBeGreaterThan(0);
+      expect(closedAt).toBeGreaterThanOrEqual(server.seen[0]!.serverClosedAt);
+    });
   });
 
   it('a client without a backend key sends nothing and leaves nothing to wait for', async () => {
@@ -104,7 +128,7 @@ describe('cancel requests', () => {
       host: '127.0.0.1',
       port: 1,
     } as unknown as pg.ClientBase);
-    await cancelsSettled();
+    await stopWorkFinished();
   });
 
   it('a server that cannot be reached settles it too (the stop goes on)', async () => {
@@ -112,6 +136,6 @@ describe('cancel requests', () => {
     const port = server.port;
     await server.close();
     await cancelQuery(connected(port, 1, 1));
-    await cancelsSettled();
+    await stopWorkFinished();
   });
 });

@@ -7,25 +7,16 @@
  */
 import { connect, type Socket } from 'node:net';
 import type pg from 'pg';
+import { finishBeforeExit } from '../../abort.ts';
 
 /** The protocol's CancelRequest code (PostgreSQL's frontend/backend protocol, "CancelRequest"). */
 const CANCEL_REQUEST_CODE = 80877102;
-/** How long sending one may take before it is given up: the process is stopping. */
-const CANCEL_TIMEOUT_MS = 5_000;
-
-/** The cancel requests sent and not yet closed by the server (cancelsSettled). */
-const inFlight = new Set<Promise<void>>();
-
 /**
- * Resolves once every cancel request sent so far has been closed by the server (or given up):
- * a connection's close waits for it. PgBouncer 1.18 (Debian 12's) exits with a FATAL error when
- * a cancel request's client goes away before the cancel it forwarded has finished
- * (pgbouncer/pgbouncer#801, fixed in 1.21): a stopped command whose query failed at once,
- * closed its pool and exited took the pooler down with it, now and then, for every client.
+ * How long a cancel request may stay open, from its start, before it is given up: the process is
+ * stopping. Given up, it closes first, which PgBouncer 1.18 does not survive (below): the lesser
+ * harm than a stop that hangs on a pooler that never answers.
  */
-export async function cancelsSettled(): Promise<void> {
-  while (inFlight.size > 0) await Promise.all([...inFlight]);
-}
+const CANCEL_TIMEOUT_MS = 5_000;
 
 interface BackendKey {
   processID: number | null;
@@ -39,11 +30,13 @@ export function cancelQuery(client: pg.ClientBase): Promise<void> {
   if (processID === null || secretKey === null || !host) return Promise.resolve();
   const sent = new Promise<void>((resolve) => {
     const socket: Socket = host.startsWith('/') ? connect(`${host}/.s.PGSQL.${port}`) : connect(port, host);
+    // Called only from the timer and the socket's events, which come after these lines.
     const done = () => {
+      clearTimeout(timer);
       socket.destroy();
       resolve();
     };
-    socket.setTimeout(CANCEL_TIMEOUT_MS, done);
+    const timer = setTimeout(done, CANCEL_TIMEOUT_MS);
     socket.on('error', done);
     socket.on('close', done);
     socket.on('connect', () => {
@@ -56,11 +49,14 @@ export function cancelQuery(client: pg.ClientBase): Promise<void> {
       // this side (socket.end): PgBouncer 1.18 took the FIN that came with the request for a
       // client gone ("client unexpected eof") and dropped the cancel, so the query ran on and the
       // stop waited for it. libpq's PQcancel also sends and then waits for the server to close.
+      // Nor closed before the server closes it, even once the query has failed: PgBouncer 1.18
+      // exits ("FATAL ... disconnect_client(): bad client state: 0") when a cancel's client goes
+      // before the cancel it forwarded is done (pgbouncer/pgbouncer#801, fixed by pull request
+      // #846), for every client. So the process waits for it before it exits (finishBeforeExit).
       socket.write(request);
     });
   });
-  inFlight.add(sent);
-  void sent.then(() => inFlight.delete(sent));
+  finishBeforeExit(sent);
   return sent;
 }
 

@@ -16,10 +16,10 @@ import type { Connection, Driver, LoadMode, Param, TransactionOptions } from '..
 import { columnList, insertSelectSql } from '../core/statements.ts';
 import { qualified, type ColumnKind, type TableSpec } from '../tables.ts';
 import type { Fence, LockMode, LockResult } from '../warehouse.ts';
-import { abortReason, untilAborted } from '../../abort.ts';
+import { abortReason, stopWorkFinished, untilAborted } from '../../abort.ts';
 import { UnreachableError } from '../../unreachable.ts';
 import { AdvisoryLock, MIGRATION_LOCK_KEY } from './advisory-lock.ts';
-import { cancelOnAbort, cancelsSettled } from './cancel.ts';
+import { cancelOnAbort } from './cancel.ts';
 import { copyRows } from './copy.ts';
 import { pgDataError, pgIsDuplicateKey } from './errors.ts';
 import { connectFailure, createPool, withTransaction } from './pool.ts';
@@ -245,8 +245,8 @@ export class PostgresDriver implements Driver {
   }
   async close(): Promise<void> {
     this.offStop();
-    // A cancel sent on the stop is let finish before the process can exit (cancelsSettled).
-    await cancelsSettled();
+    // A cancel the stop sent ends before its pool does (cancel.ts: PgBouncer 1.18).
+    await stopWorkFinished();
     await this.pool.end();
   }
 }
