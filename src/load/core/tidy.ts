@@ -3,7 +3,8 @@
  * (an analyst opening the dashboards right after a backfill). PostgreSQL's autovacuum gets to a
  * grown table in its own time; until then the planner's statistics describe the table before the
  * run, and an index-only scan fetches every heap page whose visibility map bit is not yet set
- * (a month of executions_enriched on a year grown by a backfill: 1.4-1.6 s, 0.19 s after VACUUM).
+ * (a month of executions_enriched on a year grown by a backfill, when that view counted each
+ * execution's child rows: 1.4-1.6 s, 0.19 s after VACUUM; sql/postgres/013 makes it index-only).
  * So the sync runs VACUUM (ANALYZE) on each table of schema geo that it grew by at least
  * TIDY_MIN_ROWS rows and TIDY_MIN_SHARE of its rows since its last vacuum; a small night touches
  * no table. DuckDB keeps no visibility map and plans from the data itself: nothing to do.
