@@ -28,6 +28,7 @@ export * from './api/errors.ts';
 
 export {
   openWarehouse,
+  MigrationLockTimeoutError,
   WarehouseLockedError,
   WarehouseTargetError,
   type OpenWarehouseOptions,

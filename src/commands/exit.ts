@@ -5,7 +5,7 @@ import { ConfigError } from '../config.ts';
 import { UsageError } from '../errors.ts';
 import { ExportDirLockedError } from '../export/lock.ts';
 import { outOfMemoryError } from '../load/duckdb/out-of-memory.ts';
-import { WarehouseLockedError } from '../load/errors.ts';
+import { MigrationLockTimeoutError, WarehouseLockedError } from '../load/errors.ts';
 import { scrubSecrets } from '../log.ts';
 import { EXIT } from '../sync/exit-codes.ts';
 import { LockHeldError } from '../sync/lock.ts';
@@ -42,6 +42,11 @@ export function exitOnError(e: unknown, command?: Command): never {
           ? '(use --wait-for-lock to wait)\n'
           : '(run it again once that process is done)\n'),
     );
+    process.exit(EXIT.locked);
+  }
+  if (e instanceof MigrationLockTimeoutError) {
+    // Other sessions held the tables a migration alters: as with a held lock, run it again later.
+    process.stderr.write(`error: ${e.message}\n`);
     process.exit(EXIT.locked);
   }
   // DuckDB out of its buffer pool, wherever it was wrapped: the one line naming the setting.

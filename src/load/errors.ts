@@ -40,6 +40,32 @@ export const isFenceLost = (e: unknown): e is FenceLostError =>
   e instanceof FenceLostError || (e instanceof Error && (e as { code?: unknown }).code === 'FENCE_LOST');
 
 /**
+ * A migration (or the views' replacement) could not lock the tables it alters: other sessions
+ * held them through every try (PostgreSQL: each try waits `lock_timeout`, then lets the queries
+ * queued behind its lock request run). Nothing of that step was applied; the steps before it
+ * stay applied. Retryable: `geo-sync migrate` (or the next run) tries again.
+ */
+export class MigrationLockTimeoutError extends Error {
+  readonly code = 'MIGRATION_LOCK_TIMEOUT';
+  readonly retryable = true;
+  /** The migration that waited (`013_execution_counts_index`), or `views`. */
+  readonly step: string;
+
+  constructor(step: string, wait: { timeoutMs: number; attempts: number }, options?: { cause?: unknown }) {
+    const what =
+      step === 'views' ? 'the BI views could not be replaced' : `migration ${step} was not applied`;
+    super(
+      `${what}: other sessions held its tables through ${wait.attempts} tries of ${wait.timeoutMs / 1000} s ` +
+        '(a long BI query, an export, a sync; pg_stat_activity lists them). Nothing of it changed. ' +
+        'Run `geo-sync migrate` again once they end, or stop them first',
+      options,
+    );
+    this.name = 'MigrationLockTimeoutError';
+    this.step = step;
+  }
+}
+
+/**
  * DuckDB needed more memory than its limit allows and could not spill it to disk (DuckDB's
  * `Out of Memory Error`). The message is one line naming the setting to raise and a value to try;
  * `limit` is the limit the engine ran with (DuckDB's syntax, e.g. 128MB).

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { registerSecret, silentLogger } from '../log.ts';
 import { CoreWarehouse } from './core/warehouse.ts';
-import type { Driver } from './core/driver.ts';
+import type { Driver, SchemaLockWait } from './core/driver.ts';
 import type { DuckDBSettings } from './duckdb/database.ts';
 import { UsageError } from '../errors.ts';
 import { parseWarehouseTarget } from './target.ts';
@@ -14,7 +14,7 @@ import type { Warehouse } from './warehouse.ts';
 export { parseWarehouseTarget, maskPassword, WarehouseTargetError, type WarehouseTarget } from './target.ts';
 export type { DuckDBSettings } from './duckdb/database.ts';
 export * from './warehouse.ts';
-export { WarehouseLockedError } from './errors.ts';
+export { MigrationLockTimeoutError, WarehouseLockedError } from './errors.ts';
 
 export interface OpenWarehouseOptions {
   /** @default a silent logger */
@@ -59,6 +59,8 @@ export interface OpenWarehouseOptions {
    * stale until `geo-sync rollups refresh`. @default true
    */
   readonly keepRollups?: boolean;
+  /** PostgreSQL: how a migration waits for the tables it alters. @default SCHEMA_LOCK_WAIT (postgres/driver.ts) */
+  readonly schemaLockWait?: Partial<SchemaLockWait>;
 }
 
 /**
@@ -130,6 +132,7 @@ export async function openWarehouse(target: string, opts: OpenWarehouseOptions =
       ...(lockUrl ? { lockUrl, lockSetting: opts.lockSetting ?? 'GEO_LOCK_URL' } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.interruptOn ? { interruptOn: opts.interruptOn } : {}),
+      ...(opts.schemaLockWait ? { schemaLockWait: opts.schemaLockWait } : {}),
     });
   }
   const warehouse: Warehouse = new CoreWarehouse(driver, logger, [], false, opts.keepRollups ?? true);

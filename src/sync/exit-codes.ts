@@ -8,7 +8,10 @@ export const EXIT = {
   usage: 2,
   /** The run finished, but some records were quarantined or some units failed. */
   partial: 3,
-  /** Another geo-sync process holds the warehouse lock. */
+  /**
+   * Another geo-sync process holds the warehouse lock (or the DuckDB file, or the export folder);
+   * or other sessions held the tables a due migration alters through all its tries.
+   */
   locked: 4,
   /** Stopped by SIGINT/SIGTERM; finished units are kept. */
   interrupted: 130,

@@ -38,6 +38,19 @@ export interface TransactionOptions {
   readonly bulk?: boolean;
 }
 
+/**
+ * How a migration waits for the tables it alters. A lock request that waits holds up every query
+ * of those tables that comes after it (PostgreSQL queues them behind it): a migration behind an
+ * hour-long export would stall the dashboards for that hour. So each try waits at most
+ * `timeoutMs`, and between tries the queued queries run for `pauseMs`; after `attempts` tries the
+ * migration gives up (MigrationLockTimeoutError) with nothing of it applied.
+ */
+export interface SchemaLockWait {
+  readonly timeoutMs: number;
+  readonly attempts: number;
+  readonly pauseMs: number;
+}
+
 export interface Driver {
   readonly dialect: Dialect;
   /** Safe to log (no password). */
@@ -74,6 +87,15 @@ export interface Driver {
    * process is alone on the database anyway (DuckDB).
    */
   lockMigrations?(c: Connection): Promise<void>;
+  /**
+   * Where other sessions can hold the tables a migration alters (PostgreSQL): how each
+   * migration's transaction waits for them (see SchemaLockWait). Absent where none can (DuckDB).
+   */
+  readonly schemaLockWait?: SchemaLockWait;
+  /** Bounds how long the statements of `c`'s transaction wait for a lock to `ms`. */
+  limitLockWait?(c: Connection, ms: number): Promise<void>;
+  /** Whether `error` is a statement that gave up waiting for a lock (limitLockWait). */
+  isLockTimeout?(error: unknown): boolean;
   /** One read-only report query; `$1`-style parameters. */
   query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]>;
 

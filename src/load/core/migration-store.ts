@@ -5,6 +5,9 @@
  * and then finds the migration applied, also through a transaction pooler; DuckDB: nothing
  * beyond the database mutex the connection holds and DuckDB's own file lock).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { MigrationLockTimeoutError } from '../errors.ts';
 import { VIEWS_VERSION, type Migration, type MigrationStore } from '../migrate.ts';
 import type { Connection, Driver } from './driver.ts';
 import {
@@ -42,6 +45,7 @@ export class CoreMigrationStore implements MigrationStore {
   constructor(
     private readonly driver: Driver,
     private readonly c: Connection,
+    private readonly logger?: Logger,
   ) {}
 
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T> {
@@ -75,7 +79,7 @@ export class CoreMigrationStore implements MigrationStore {
   }
 
   async apply(m: Migration): Promise<boolean> {
-    return this.inTransaction(async () => {
+    return this.altering(m.id, async () => {
       // Under the lock: another process may have applied it since appliedVersions() was read.
       const done = await this.c.rows('SELECT 1 AS done FROM geo.schema_migrations WHERE version = $1', [
         m.version,
@@ -123,7 +127,7 @@ export class CoreMigrationStore implements MigrationStore {
   }
 
   async replaceViews(sql: string, hash: string): Promise<void> {
-    await this.inTransaction(async () => {
+    await this.altering(VIEWS_VERSION, async () => {
       await this.c.execute(sql);
       await this.c.execute(
         `INSERT INTO geo.schema_migrations (version, name) VALUES ($1, $2)
@@ -143,6 +147,32 @@ export class CoreMigrationStore implements MigrationStore {
       [VIEWS_VERSION],
     );
     return rows[0]?.name ?? null;
+  }
+
+  /**
+   * One transaction holding the migration lock that alters tables other sessions may be reading:
+   * where the driver says so (SchemaLockWait), each try waits for their locks a bounded time, and
+   * a try that gave up is rolled back and made again after a pause, up to the tries allowed.
+   */
+  private async altering<T>(step: string, fn: () => Promise<T>): Promise<T> {
+    const wait = this.driver.schemaLockWait;
+    if (!wait) return this.inTransaction(fn);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.inTransaction(async () => {
+          await this.driver.limitLockWait!(this.c, wait.timeoutMs);
+          return fn();
+        });
+      } catch (e) {
+        if (!this.driver.isLockTimeout!(e)) throw e;
+        if (attempt >= wait.attempts) throw new MigrationLockTimeoutError(step, wait, { cause: e });
+        this.logger?.warn(
+          { step, attempt, attempts: wait.attempts, waitedMs: wait.timeoutMs },
+          'migration waits: other sessions hold its tables; trying again',
+        );
+        await sleep(wait.pauseMs);
+      }
+    }
   }
 
   /** One transaction holding the migration lock. */

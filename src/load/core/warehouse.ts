@@ -163,7 +163,7 @@ export class CoreWarehouse implements Warehouse {
   async migrate(): Promise<MigrateResult> {
     const set = await readMigrations(this.driver.dialect);
     return this.driver.connection((c) =>
-      runMigrations(new CoreMigrationStore(this.driver, c), set, this.logger),
+      runMigrations(new CoreMigrationStore(this.driver, c, this.logger), set, this.logger),
     );
   }
 

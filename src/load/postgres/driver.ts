@@ -12,7 +12,14 @@ import type { Logger } from 'pino';
 import { DIALECT_SQL } from '../dialect-sql.ts';
 import type pg from 'pg';
 import type { Json } from '../../transform/rows.ts';
-import type { Connection, Driver, LoadMode, Param, TransactionOptions } from '../core/driver.ts';
+import type {
+  Connection,
+  Driver,
+  LoadMode,
+  Param,
+  SchemaLockWait,
+  TransactionOptions,
+} from '../core/driver.ts';
 import { columnList, insertSelectSql } from '../core/statements.ts';
 import { qualified, type ColumnKind, type TableSpec } from '../tables.ts';
 import type { Fence, LockMode, LockResult } from '../warehouse.ts';
@@ -118,7 +125,19 @@ export interface PostgresDriverOptions {
    * with its reason (OpenWarehouseOptions.interruptOn).
    */
   interruptOn?: AbortSignal;
+  /** How a migration waits for the tables it alters. @default SCHEMA_LOCK_WAIT */
+  schemaLockWait?: Partial<SchemaLockWait>;
 }
+
+/**
+ * Each try of a migration waits 5 s for its tables, six tries 2 s apart: about 40 s in all before
+ * `migrate` (or the run that migrates) gives up with a message saying what to do. A dashboard
+ * query that comes while a try waits is held up by at most those 5 s.
+ */
+export const SCHEMA_LOCK_WAIT: SchemaLockWait = { timeoutMs: 5_000, attempts: 6, pauseMs: 2_000 };
+
+/** PostgreSQL's lock_not_available: a statement gave up waiting for a lock (lock_timeout). */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 export class PostgresDriver implements Driver {
   readonly dialect = 'postgres' as const;
@@ -128,6 +147,7 @@ export class PostgresDriver implements Driver {
   private readonly lock: AdvisoryLock;
   private readonly stoppable: Stoppable;
   private readonly offStop: () => void;
+  readonly schemaLockWait: SchemaLockWait;
 
   private constructor(opts: PostgresDriverOptions) {
     this.description = opts.description;
@@ -142,6 +162,7 @@ export class PostgresDriver implements Driver {
     });
     this.stoppable = stoppable(opts.interruptOn);
     this.offStop = cancelOnAbort(this.pool, opts.interruptOn);
+    this.schemaLockWait = { ...SCHEMA_LOCK_WAIT, ...opts.schemaLockWait };
   }
 
   /**
@@ -213,6 +234,15 @@ export class PostgresDriver implements Driver {
   /** The migration lock until the end of `c`'s transaction. */
   async lockMigrations(c: Connection): Promise<void> {
     await c.execute('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+  }
+
+  /** lock_timeout for the rest of `c`'s transaction (set_config's `true`: SET LOCAL). */
+  async limitLockWait(c: Connection, ms: number): Promise<void> {
+    await c.execute("SELECT set_config('lock_timeout', $1, true)", [`${Math.max(1, Math.round(ms))}ms`]);
+  }
+
+  isLockTimeout(error: unknown): boolean {
+    return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
   }
 
   /** Opens the lock's connection and checks it can hold the lock (advisory-lock.ts). */
