@@ -34,6 +34,7 @@ export function warehouseOptions(config: Config, logger: Logger, run = false): O
     duckdb: run ? { ...config.duckdb, threads: config.duckdb.threads ?? RUN_DUCKDB_THREADS } : config.duckdb,
     onWait: () => logger.info('waiting for the DuckDB file, which another process has open'),
     setting: settingName(config, 'warehouse'),
+    schemaLockWait: { timeoutMs: config.migrateLockTimeoutMs },
     ...(config.lockUrl ? { lockUrl: config.lockUrl, lockSetting: settingName(config, 'lockUrl') } : {}),
   };
 }

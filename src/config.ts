@@ -133,6 +133,8 @@ export const ConfigSchema = z.strictObject({
    * few executions at a time. 0 commits as soon as anything is read. @default 1000
    */
   writeLingerMs: z.number().int().min(0).max(60_000).default(1000),
+  /** PostgreSQL: how long each try of a migration waits for the tables it alters (upgrades-and-backups.md). */
+  migrateLockTimeoutMs: z.number().int().min(1).max(600_000).default(5000),
   /**
    * Change detection: an execution whose task/results item is unchanged since it was last read
    * (and whose children were read completely then) is not read again. Assumes children change
@@ -205,6 +207,7 @@ export const ENV_VARS: Record<string, { key: string; kind: Kind }> = {
   GEO_MAX_RETRY_AFTER_SECONDS: { key: 'maxRetryAfterSeconds', kind: 'int' },
   GEO_BATCH_SIZE: { key: 'batchSize', kind: 'int' },
   GEO_WRITE_LINGER_MS: { key: 'writeLingerMs', kind: 'int' },
+  GEO_MIGRATE_LOCK_TIMEOUT_MS: { key: 'migrateLockTimeoutMs', kind: 'int' },
   GEO_LOOKBACK_DAYS: { key: 'lookbackDays', kind: 'int' },
   GEO_CHANGE_DETECTION: { key: 'changeDetection', kind: 'bool' },
   GEO_SCHEDULE: { key: 'schedule', kind: 'string' },

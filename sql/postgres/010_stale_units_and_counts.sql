@@ -5,6 +5,11 @@
 -- here may show aggregates older than its rows; `check rollups_match` skips it. `marked` comes
 -- from a sequence, so a refresh deletes exactly the markers it read: a unit written again while
 -- it ran keeps its newer marker and is refreshed again.
+-- Every table it alters is locked first, before the update of every execution: a lock it waited for
+-- after that update (a dashboard reading an aggregate table) would roll the update back when the
+-- wait gives up (migrate bounds each wait: upgrades-and-backups.md), and the next try redo it.
+LOCK TABLE geo.prompt_executions, geo.rollup_brands_daily, geo.rollup_domains_daily,
+  geo.rollup_question_brands_daily IN ACCESS EXCLUSIVE MODE;
 CREATE TABLE geo.rollup_stale_units (
   marked   BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   task_id  BIGINT NOT NULL,

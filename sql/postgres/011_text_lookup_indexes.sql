@@ -15,6 +15,10 @@
 --
 -- The hash indexes exist where 009 and 010 were applied by a release before this one (which
 -- created them there); 009 and 010 no longer do.
+-- Every table it alters is locked first: a lock it waited for after building an index would roll
+-- the build back when the wait gives up (migrate bounds each wait), and the next try build again.
+LOCK TABLE geo.execution_ranks, geo.execution_sources, geo.rollup_brands_daily, geo.rollup_domains_daily,
+  geo.rollup_question_brands_daily IN ACCESS EXCLUSIVE MODE;
 DROP INDEX IF EXISTS geo.execution_ranks_brand_idx;
 DROP INDEX IF EXISTS geo.execution_sources_domain_idx;
 DROP INDEX IF EXISTS geo.rollup_brands_daily_brand_idx;

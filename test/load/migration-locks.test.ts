@@ -97,25 +97,32 @@ describe.skipIf(!pgUp)('a migration waits a bounded time for the tables it alter
   it('lets the queries queued behind a try run between tries, and goes on when the session ends', async () => {
     await (await client()).query(BEFORE_013);
     const holder = await reader();
-    const migrating = migrate({ timeoutMs: 300, attempts: 20, pauseMs: 300 });
-    // A query that comes while a try waits is queued behind its lock request; it runs when the try
-    // gives up, not when the holder ends.
+    const migrating = migrate({ timeoutMs: 1000, attempts: 20, pauseMs: 100 });
+    migrating.catch(() => undefined); // awaited below; never unhandled meanwhile
     const other = await client();
-    const waitedFor = async () => {
-      for (let i = 0; i < 100; i++) {
-        const r = await other.query<{ n: string }>(
-          `SELECT count(*) AS n FROM pg_locks WHERE NOT granted AND mode = 'AccessExclusiveLock'
-             AND relation = 'geo.prompt_executions'::regclass`,
-        );
-        if (Number(r.rows[0]!.n) > 0) return;
-        await new Promise((r) => setTimeout(r, 20));
+    const poll = async (what: string, sql: string, params: unknown[] = []) => {
+      for (let i = 0; i < 200; i++) {
+        if (Number((await other.query<{ n: string }>(sql, params)).rows[0]!.n) > 0) return;
+        await new Promise((r) => setTimeout(r, 10));
       }
-      throw new Error('the migration never asked for its lock');
+      throw new Error(`never saw ${what}`);
     };
-    await waitedFor();
+    await poll(
+      'the migration ask for its lock',
+      `SELECT count(*) AS n FROM pg_locks WHERE NOT granted AND mode = 'AccessExclusiveLock'
+         AND relation = 'geo.prompt_executions'::regclass`,
+    );
+    // A query that comes while a try waits queues behind its lock request ...
     const queued = await client();
+    const pid = (await queued.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     const read = queued.query('SELECT count(*) FROM geo.prompt_executions');
-    await expect(read).resolves.toBeTruthy();
+    await poll(
+      'the query queue behind it',
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`,
+      [pid],
+    );
+    // ... and runs when the try gives up, while the holder still holds the table.
+    await read;
     await holder.query('COMMIT');
     expect((await migrating).applied).toEqual(['013_execution_counts_index']);
     expect(await indexes()).toEqual(['prompt_executions_date_task_counts_idx']);
@@ -142,24 +149,29 @@ describe.skipIf(!pgUp)('a migration waits a bounded time for the tables it alter
     expect(views.rows[0]!.name).not.toBe('an earlier release');
   });
 
-  it('geo-sync migrate says it waits, at the default 5 s a try, and applies the migration once the table is free', async () => {
+  it('geo-sync migrate logs each wait, exits 4 with one line after its tries, and applies it once the table is free', async () => {
     await (await client()).query(BEFORE_013);
     const holder = await reader();
-    const cli = startCli(['migrate'], { GEO_WAREHOUSE: db.url });
-    await cli.waitForLog(/migration waits: other sessions hold its tables; trying again/);
-    const line = cli
+    const env = { GEO_WAREHOUSE: db.url, GEO_MIGRATE_LOCK_TIMEOUT_MS: '300' };
+    const cli = startCli(['migrate'], env);
+    const done = await cli.done;
+    expect(done.code).toBe(4);
+    const waits = cli
       .stderr()
       .split('\n')
-      .find((l) => l.includes('migration waits'))!;
-    expect(JSON.parse(line)).toMatchObject({
-      step: '013_execution_counts_index',
-      attempt: 1,
-      attempts: 6,
-      waitedMs: 5000,
-    });
+      .filter((l) => l.includes('migration waits'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Six tries: five waits logged, then the error.
+    expect(waits.map((w) => w.attempt)).toEqual([1, 2, 3, 4, 5]);
+    expect(waits[0]).toMatchObject({ step: '013_execution_counts_index', attempts: 6, waitedMs: 300 });
+    expect(cli.stderr().trim().split('\n').at(-1)).toBe(
+      'error: migration 013_execution_counts_index was not applied: other sessions held its tables through ' +
+        '6 tries of 0.3 s (a long BI query, an export, a sync; pg_stat_activity lists them). Nothing of ' +
+        'it changed. Run `geo-sync migrate` again once they end, or stop them first',
+    );
+    expect(await indexes()).toEqual(['prompt_executions_date_task_idx']);
     await holder.query('COMMIT');
-    const done = await cli.done;
-    expect(done.code).toBe(0);
+    expect((await startCli(['migrate'], env).done).code).toBe(0);
     expect(await indexes()).toEqual(['prompt_executions_date_task_counts_idx']);
   }, 30_000);
 });

@@ -13,7 +13,7 @@ import { createApi, openMigratedWarehouse, runLocked, UsageError } from '../../a
 import { configSource } from '../../config-sources.ts';
 import type { Warehouse } from '../../load/warehouse.ts';
 import { lastSuccessfulRun, runChecks } from '../../quality/checks.ts';
-import { WarehouseLockedError } from '../../load/errors.ts';
+import { MigrationLockTimeoutError, WarehouseLockedError } from '../../load/errors.ts';
 import { EXIT, exitCodeOf } from '../../sync/exit-codes.ts';
 import { LockHeldError } from '../../sync/lock.ts';
 import type { MetricsServer } from '../../sync/metrics.ts';
@@ -131,7 +131,12 @@ export async function schedule(opts: ScheduleOpts): Promise<number> {
         // Whatever the stop made fail (a wait, a migration it interrupted) is the stop.
         if (isInterruption(e) || signal.aborted) lastCode = EXIT.interrupted;
         else {
-          const locked = e instanceof LockHeldError || e instanceof WarehouseLockedError;
+          // Held by someone else (the lock, the DuckDB file, the tables a migration alters): the
+          // next tick tries again.
+          const locked =
+            e instanceof LockHeldError ||
+            e instanceof WarehouseLockedError ||
+            e instanceof MigrationLockTimeoutError;
           if (locked) logger.warn(e.message);
           else logger.error({ err: e }, 'scheduled run failed');
           metrics?.observeError(locked ? 'locked' : 'failed');

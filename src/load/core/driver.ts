@@ -49,6 +49,8 @@ export interface SchemaLockWait {
   readonly timeoutMs: number;
   readonly attempts: number;
   readonly pauseMs: number;
+  /** Ends a pause at once (the process is stopping; the next statement then fails with the stop). */
+  readonly stop?: AbortSignal;
 }
 
 export interface Driver {

@@ -170,7 +170,7 @@ export class CoreMigrationStore implements MigrationStore {
           { step, attempt, attempts: wait.attempts, waitedMs: wait.timeoutMs },
           'migration waits: other sessions hold its tables; trying again',
         );
-        await sleep(wait.pauseMs);
+        await sleep(wait.pauseMs, undefined, wait.stop ? { signal: wait.stop } : {}).catch(() => undefined);
       }
     }
   }

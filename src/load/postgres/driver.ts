@@ -130,11 +130,23 @@ export interface PostgresDriverOptions {
 }
 
 /**
- * Each try of a migration waits 5 s for its tables, six tries 2 s apart: about 40 s in all before
- * `migrate` (or the run that migrates) gives up with a message saying what to do. A dashboard
- * query that comes while a try waits is held up by at most those 5 s.
+ * Each try of a migration waits 5 s for its tables (GEO_MIGRATE_LOCK_TIMEOUT_MS), six tries in all,
+ * 2 s apart (or as long as a try, when that is shorter): about 40 s before `migrate` (or the run
+ * that migrates) gives up with a message saying what to do. A dashboard query that comes while a
+ * try waits is held up by at most those 5 s.
  */
 export const SCHEMA_LOCK_WAIT: SchemaLockWait = { timeoutMs: 5_000, attempts: 6, pauseMs: 2_000 };
+
+/** The defaults, with what `wait` sets; a shorter try pauses as long as it waits. */
+export function schemaLockWait(wait: Partial<SchemaLockWait> = {}, stop?: AbortSignal): SchemaLockWait {
+  const timeoutMs = wait.timeoutMs ?? SCHEMA_LOCK_WAIT.timeoutMs;
+  return {
+    timeoutMs,
+    attempts: wait.attempts ?? SCHEMA_LOCK_WAIT.attempts,
+    pauseMs: wait.pauseMs ?? Math.min(SCHEMA_LOCK_WAIT.pauseMs, timeoutMs),
+    ...(stop ? { stop } : {}),
+  };
+}
 
 /** PostgreSQL's lock_not_available: a statement gave up waiting for a lock (lock_timeout). */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -162,7 +174,7 @@ export class PostgresDriver implements Driver {
     });
     this.stoppable = stoppable(opts.interruptOn);
     this.offStop = cancelOnAbort(this.pool, opts.interruptOn);
-    this.schemaLockWait = { ...SCHEMA_LOCK_WAIT, ...opts.schemaLockWait };
+    this.schemaLockWait = schemaLockWait(opts.schemaLockWait, opts.interruptOn);
   }
 
   /**
