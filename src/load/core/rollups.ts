@@ -91,7 +91,7 @@ export type Dialected = Pick<Driver, 'dialect'>;
  * placeholder), so a driver that keeps prepared statements (DuckDB's session) plans it once.
  */
 export function scopeWhere(
-  _driver: Dialected,
+  driver: Dialected,
   scope: RollupScope,
   p: Params,
   day: string,
@@ -106,8 +106,13 @@ export function scopeWhere(
   const range = sorted.length
     ? `${day} BETWEEN CAST(${p.add(sorted[0]!)} AS DATE) AND CAST(${p.add(sorted.at(-1)!)} AS DATE) AND `
     : '';
-  return `${range}EXISTS (SELECT 1 FROM (SELECT CAST(unnest(CAST(${days} AS VARCHAR[])) AS DATE) AS d,
-      unnest(CAST(${tasks} AS BIGINT[])) AS t) u WHERE u.d = ${day} AND u.t = ${task})`;
+  const units = `SELECT CAST(unnest(CAST(${days} AS VARCHAR[])) AS DATE) AS d, unnest(CAST(${tasks} AS BIGINT[])) AS t`;
+  // DuckDB: a row value IN the list, which it runs in about half the time of the correlated
+  // EXISTS (1.2-1.4 ms against 2.0-2.6 ms a statement, 100 units over 20,000 rows); a refresh has
+  // ten statements so filtered, a write transaction one. Both columns are NOT NULL, so the two
+  // forms select the same rows (never negate it: DuckDB mishandles NULLs in a negated row IN).
+  if (driver.dialect === 'duckdb') return `${range}(${day}, ${task}) IN (${units})`;
+  return `${range}EXISTS (SELECT 1 FROM (${units}) u WHERE u.d = ${day} AND u.t = ${task})`;
 }
 
 /**
