@@ -5,8 +5,8 @@
 -- (status, screenshot, the children's counts) and project_id: the view's LEFT JOINs keep both
 -- join keys in the plan even where PostgreSQL removes the joins. The scan is then index-only
 -- wherever VACUUM has set the visibility map. On 3,650,000 synthetic executions of ~1.2 KB
--- (PostgreSQL's defaults, JIT included), the month took 110-117 ms warm against 960 ms; not
--- measured again on the bench's year of 10,000 a day.
+-- (PostgreSQL's defaults, JIT included), the month took 110-117 ms warm against 960 ms; on the
+-- bench's year of 10,000 a day, p95 71 ms after the run's tidy (docs/aggregates.md).
 --
 -- The visibility map: the sync's tidy vacuums a table after a run that grew it by a tenth (a
 -- backfill), and autovacuum otherwise after a fifth of its rows were inserted (PostgreSQL's

@@ -130,10 +130,12 @@ export interface PostgresDriverOptions {
 }
 
 /**
- * Each try of a migration waits 5 s for its tables (GEO_MIGRATE_LOCK_TIMEOUT_MS), six tries in all,
- * 2 s apart (or as long as a try, when that is shorter): about 40 s before `migrate` (or the run
- * that migrates) gives up with a message saying what to do. A dashboard query that comes while a
- * try waits is held up by at most those 5 s.
+ * Each lock a try of a migration waits for, it waits for 5 s at most (GEO_MIGRATE_LOCK_TIMEOUT_MS:
+ * PostgreSQL's lock_timeout bounds each lock request); six tries in all, 2 s apart (or as long as
+ * a try's wait, when that is shorter): for a migration that waits at its first lock, about 40 s
+ * before `migrate` (or the run that migrates) gives up with a message saying what to do. A
+ * dashboard query that comes while a try waits is held up 5 s at most for each lock the try is
+ * still to take (010 locks four tables, 011 five, the views' replacement each view).
  */
 export const SCHEMA_LOCK_WAIT: SchemaLockWait = { timeoutMs: 5_000, attempts: 6, pauseMs: 2_000 };
 
