@@ -63,8 +63,11 @@ export async function holdLocks(url: string, statements: string[]): Promise<() =
   };
 }
 
-/** Resolves once a connection of this database waits on a lock: a command's query is in flight. */
-export async function waitingOnLock(url: string, timeoutMs = 20_000): Promise<void> {
+/**
+ * Resolves once a connection of this database (the backend `pid`, when given) waits on a lock: a
+ * command's query is in flight.
+ */
+export async function waitingOnLock(url: string, timeoutMs = 20_000, pid?: number): Promise<void> {
   const c = new pg.Client(url);
   await c.connect();
   try {
@@ -72,10 +75,15 @@ export async function waitingOnLock(url: string, timeoutMs = 20_000): Promise<vo
     for (;;) {
       const r = await c.query(
         `SELECT 1 FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+            AND ($1::int IS NULL OR pid = $1)`,
+        [pid ?? null],
       );
       if (r.rows.length > 0) return;
-      if (Date.now() > deadline) throw new Error('no geo-sync query came to wait on the lock');
+      if (Date.now() > deadline)
+        throw new Error(
+          `no ${pid === undefined ? 'geo-sync query' : `backend ${pid}`} came to wait on a lock`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   } finally {

@@ -6,10 +6,12 @@
  * applied and a message that says what to do.
  */
 import pg from 'pg';
+import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MigrationLockTimeoutError, openWarehouse } from '../../src/load/index.ts';
 import { startCli } from '../helpers/cli.ts';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
+import { waitingOnLock } from '../helpers/signals.ts';
 
 const pgUp = await postgresReachable();
 
@@ -99,33 +101,47 @@ describe.skipIf(!pgUp)('a migration waits a bounded time for the tables it alter
     const holder = await reader();
     const migrating = migrate({ timeoutMs: 1000, attempts: 20, pauseMs: 100 });
     migrating.catch(() => undefined); // awaited below; never unhandled meanwhile
-    const other = await client();
-    const poll = async (what: string, sql: string, params: unknown[] = []) => {
-      for (let i = 0; i < 200; i++) {
-        if (Number((await other.query<{ n: string }>(sql, params)).rows[0]!.n) > 0) return;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      throw new Error(`never saw ${what}`);
-    };
-    await poll(
-      'the migration ask for its lock',
-      `SELECT count(*) AS n FROM pg_locks WHERE NOT granted AND mode = 'AccessExclusiveLock'
-         AND relation = 'geo.prompt_executions'::regclass`,
-    );
-    // A query that comes while a try waits queues behind its lock request ...
+    // The migration's lock request waits behind the holder ...
+    await waitingOnLock(db.url, 10_000);
+    // ... and a query that comes meanwhile queues behind that request ...
     const queued = await client();
     const pid = (await queued.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     const read = queued.query('SELECT count(*) FROM geo.prompt_executions');
-    await poll(
-      'the query queue behind it',
-      `SELECT count(*) AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`,
-      [pid],
-    );
+    await waitingOnLock(db.url, 10_000, pid);
     // ... and runs when the try gives up, while the holder still holds the table.
     await read;
     await holder.query('COMMIT');
     expect((await migrating).applied).toEqual(['013_execution_counts_index']);
     expect(await indexes()).toEqual(['prompt_executions_date_task_counts_idx']);
+  });
+
+  it('a stop ends the pause between tries at once, with its reason', async () => {
+    await (await client()).query(BEFORE_013);
+    const holder = await reader();
+    const stop = new AbortController();
+    const reason = new Error('stopped by the test');
+    const waits: unknown[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => waits.push(JSON.parse(line)) });
+    const w = await openWarehouse(db.url, {
+      logger,
+      interruptOn: stop.signal,
+      // A pause far longer than the test may take: only the stop ends it.
+      schemaLockWait: { timeoutMs: 200, attempts: 3, pauseMs: 600_000 },
+    });
+    try {
+      const migrating = w.migrate();
+      migrating.catch(() => undefined);
+      while (waits.length === 0) await new Promise((r) => setTimeout(r, 20));
+      stop.abort(reason);
+      await expect(migrating).rejects.toBe(reason);
+    } finally {
+      await w.close();
+    }
+    await holder.query('COMMIT');
+    expect(await indexes()).toEqual(['prompt_executions_date_task_idx']);
+    expect((await migrate({ timeoutMs: 200, attempts: 3, pauseMs: 50 })).applied).toEqual([
+      '013_execution_counts_index',
+    ]);
   });
 
   it('waits the same way to replace the views', async () => {

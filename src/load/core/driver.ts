@@ -49,8 +49,17 @@ export interface SchemaLockWait {
   readonly timeoutMs: number;
   readonly attempts: number;
   readonly pauseMs: number;
-  /** Ends a pause at once (the process is stopping; the next statement then fails with the stop). */
+}
+
+/** Where other sessions can hold the tables a migration alters (PostgreSQL): how to wait for them. */
+export interface SchemaLocks {
+  readonly wait: SchemaLockWait;
+  /** Ends a pause between tries at once, with its reason (the process is stopping). */
   readonly stop?: AbortSignal;
+  /** Bounds how long each lock the rest of `c`'s transaction asks for is waited for: wait.timeoutMs. */
+  limit(c: Connection): Promise<void>;
+  /** Whether `error` is a statement that gave up waiting for a lock (limit). */
+  timedOut(error: unknown): boolean;
 }
 
 export interface Driver {
@@ -90,14 +99,10 @@ export interface Driver {
    */
   lockMigrations?(c: Connection): Promise<void>;
   /**
-   * Where other sessions can hold the tables a migration alters (PostgreSQL): how each
-   * migration's transaction waits for them (see SchemaLockWait). Absent where none can (DuckDB).
+   * How each migration's transaction waits for the tables it alters (see SchemaLockWait); absent
+   * where no other session can hold them (DuckDB).
    */
-  readonly schemaLockWait?: SchemaLockWait;
-  /** Bounds how long the statements of `c`'s transaction wait for a lock to `ms`. */
-  limitLockWait?(c: Connection, ms: number): Promise<void>;
-  /** Whether `error` is a statement that gave up waiting for a lock (limitLockWait). */
-  isLockTimeout?(error: unknown): boolean;
+  readonly schemaLocks?: SchemaLocks;
   /** One read-only report query; `$1`-style parameters. */
   query(sql: string, params: readonly Json[]): Promise<Record<string, unknown>[]>;
 

@@ -5,8 +5,8 @@
  * and then finds the migration applied, also through a transaction pooler; DuckDB: nothing
  * beyond the database mutex the connection holds and DuckDB's own file lock).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { sleep } from '../../abort.ts';
 import { MigrationLockTimeoutError } from '../errors.ts';
 import { VIEWS_VERSION, type Migration, type MigrationStore } from '../migrate.ts';
 import type { Connection, Driver } from './driver.ts';
@@ -155,22 +155,24 @@ export class CoreMigrationStore implements MigrationStore {
    * a try that gave up is rolled back and made again after a pause, up to the tries allowed.
    */
   private async altering<T>(step: string, fn: () => Promise<T>): Promise<T> {
-    const wait = this.driver.schemaLockWait;
-    if (!wait) return this.inTransaction(fn);
+    const locks = this.driver.schemaLocks;
+    if (!locks) return this.inTransaction(fn);
+    const { wait } = locks;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.inTransaction(async () => {
-          await this.driver.limitLockWait!(this.c, wait.timeoutMs);
+          await locks.limit(this.c);
           return fn();
         });
       } catch (e) {
-        if (!this.driver.isLockTimeout!(e)) throw e;
+        if (!locks.timedOut(e)) throw e;
         if (attempt >= wait.attempts) throw new MigrationLockTimeoutError(step, wait, { cause: e });
         this.logger?.warn(
           { step, attempt, attempts: wait.attempts, waitedMs: wait.timeoutMs },
           'migration waits: other sessions hold its tables; trying again',
         );
-        await sleep(wait.pauseMs, undefined, wait.stop ? { signal: wait.stop } : {}).catch(() => undefined);
+        // A stop ends the pause with its reason, as it ends the statements.
+        await sleep(wait.pauseMs, locks.stop);
       }
     }
   }

@@ -17,6 +17,7 @@ import type {
   Driver,
   LoadMode,
   Param,
+  SchemaLocks,
   SchemaLockWait,
   TransactionOptions,
 } from '../core/driver.ts';
@@ -140,13 +141,13 @@ export interface PostgresDriverOptions {
 export const SCHEMA_LOCK_WAIT: SchemaLockWait = { timeoutMs: 5_000, attempts: 6, pauseMs: 2_000 };
 
 /** The defaults, with what `wait` sets; a shorter try pauses as long as it waits. */
-export function schemaLockWait(wait: Partial<SchemaLockWait> = {}, stop?: AbortSignal): SchemaLockWait {
-  const timeoutMs = wait.timeoutMs ?? SCHEMA_LOCK_WAIT.timeoutMs;
+export function schemaLockWait(wait: Partial<SchemaLockWait> = {}): SchemaLockWait {
+  // Whole milliseconds, at least one: lock_timeout 0 would wait without a bound.
+  const timeoutMs = Math.max(1, Math.round(wait.timeoutMs ?? SCHEMA_LOCK_WAIT.timeoutMs));
   return {
     timeoutMs,
     attempts: wait.attempts ?? SCHEMA_LOCK_WAIT.attempts,
     pauseMs: wait.pauseMs ?? Math.min(SCHEMA_LOCK_WAIT.pauseMs, timeoutMs),
-    ...(stop ? { stop } : {}),
   };
 }
 
@@ -161,7 +162,7 @@ export class PostgresDriver implements Driver {
   private readonly lock: AdvisoryLock;
   private readonly stoppable: Stoppable;
   private readonly offStop: () => void;
-  readonly schemaLockWait: SchemaLockWait;
+  readonly schemaLocks: SchemaLocks;
 
   private constructor(opts: PostgresDriverOptions) {
     this.description = opts.description;
@@ -176,7 +177,17 @@ export class PostgresDriver implements Driver {
     });
     this.stoppable = stoppable(opts.interruptOn);
     this.offStop = cancelOnAbort(this.pool, opts.interruptOn);
-    this.schemaLockWait = schemaLockWait(opts.schemaLockWait, opts.interruptOn);
+    const wait = schemaLockWait(opts.schemaLockWait);
+    this.schemaLocks = {
+      wait,
+      ...(opts.interruptOn ? { stop: opts.interruptOn } : {}),
+      // lock_timeout for the rest of the transaction (set_config's `true`: SET LOCAL).
+      limit: (c) =>
+        c
+          .execute("SELECT set_config('lock_timeout', $1, true)", [`${wait.timeoutMs}ms`])
+          .then(() => undefined),
+      timedOut: (e) => (e as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE,
+    };
   }
 
   /**
@@ -248,15 +259,6 @@ export class PostgresDriver implements Driver {
   /** The migration lock until the end of `c`'s transaction. */
   async lockMigrations(c: Connection): Promise<void> {
     await c.execute('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-  }
-
-  /** lock_timeout for the rest of `c`'s transaction (set_config's `true`: SET LOCAL). */
-  async limitLockWait(c: Connection, ms: number): Promise<void> {
-    await c.execute("SELECT set_config('lock_timeout', $1, true)", [`${Math.max(1, Math.round(ms))}ms`]);
-  }
-
-  isLockTimeout(error: unknown): boolean {
-    return (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
   }
 
   /** Opens the lock's connection and checks it can hold the lock (advisory-lock.ts). */
