@@ -1006,6 +1006,56 @@ for (const dialect of DIALECTS) {
       ).toEqual([{ composite_score: 1e300, progress_percent: 2 ** 64 }]);
     });
 
+    it('many rows in one statement (one list per column) keep every value: texts an array literal would mangle, JSON, doubles, booleans, NULLs', async () => {
+      // Each column goes in as one list: node-postgres writes it as an array literal, whose
+      // syntax these texts would break if they were not quoted and escaped; DuckDB binds it typed.
+      const texts = [
+        '',
+        'NULL',
+        'null',
+        '"',
+        '\\',
+        '\\"',
+        '{a,b}',
+        'a, b',
+        ' spaced ',
+        'line\nbreak\ttab',
+        '中文 🚀',
+        "it's",
+      ];
+      const rows = Array.from({ length: 300 }, (_, i) => {
+        const t = texts[i % texts.length]!;
+        return {
+          diagnosis_id: `many-${i}-${t}`,
+          customer_id: 1000 + i,
+          status: t,
+          diagnosis_task_id: i % 3 === 0 ? null : t,
+          result_ready: i % 3 === 0 ? null : i % 2 === 0,
+          progress_percent: i % 5 === 0 ? null : i / 7,
+          current_step: t,
+          error: i % 4 === 0 ? null : { message: t, codes: [i, -i, 0.5], nested: { t: [t, null, true] } },
+          project_url: null,
+          url: t,
+          is_current_url: i % 2 === 1,
+          composite_score: i % 6 === 0 ? 1e-300 : -i * 1.5,
+          summary_text: t,
+          top_issues: [t],
+          quick_wins: null,
+          modules_summary: i,
+          platform_scores: { [t]: i },
+          observation: null,
+          page_diagnostics: null,
+          result_json: i % 2 === 0 ? false : 'string',
+          seen_at: '2026-11-21T04:30:00+08:00',
+        };
+      });
+      await w.upsertSiteDiagnoses(rows);
+      const stored = await w.query(
+        `SELECT * FROM geo.site_diagnoses WHERE diagnosis_id LIKE 'many-%' ORDER BY customer_id`,
+      );
+      expect(stored.map(({ synced_at: _s, ...r }) => r)).toEqual(rows);
+    });
+
     it('monitoring and platform tasks: upsert, legacy config and prompts survive a re-sync', async () => {
       const task = {
         project_id: 100,

@@ -10,10 +10,25 @@ import type { ColumnKind, TableSpec } from '../tables.ts';
 import type { Dialect, Fence, LockMode, LockResult } from '../warehouse.ts';
 
 /**
- * A statement parameter: a scalar, a list of ids (see Driver.inIds; SQL `BIGINT[]`), or a list
- * of texts (SQL `VARCHAR[]`, e.g. days to cast).
+ * A statement parameter: a scalar, a list of ids (see Driver.inIds; SQL `BIGINT[]`), a list of
+ * texts (SQL `VARCHAR[]`, e.g. days to cast), or a column of rows (ColumnValues).
  */
-export type Param = null | boolean | number | string | readonly number[] | readonly string[];
+export type Param = null | boolean | number | string | readonly number[] | readonly string[] | ColumnValues;
+
+/**
+ * One column of many rows as one list parameter, which the statement casts to the column's type
+ * and unnests (statements.ts insertListsSql). `items` says what the list holds: numbers, booleans
+ * or texts (every other kind of column is cast from its text, as a scalar parameter is).
+ */
+export interface ColumnValues {
+  readonly items: 'number' | 'boolean' | 'text';
+  readonly values: readonly (null | number | boolean | string)[];
+}
+
+/** Whether a parameter is a column of rows. */
+export function isColumnValues(p: Param): p is ColumnValues {
+  return p !== null && typeof p === 'object' && !Array.isArray(p);
+}
 
 export type LoadMode = 'insert' | 'upsert';
 

@@ -47,7 +47,7 @@ import {
 import { storedRows } from '../text.ts';
 import type { UnitCompletion, Written } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
-import { chunked, insertValuesSql, updateByKeySql, valuesParams } from './statements.ts';
+import { columnValues, inListChunks, insertListsSql, updateByKeySql, valuesParams } from './statements.ts';
 import { dedupeBy, unitKeyOf } from '../values.ts';
 import { distinctUnits, Params, scopeWhere, type RollupUnit } from './rollups.ts';
 import { markStale } from './stale-units.ts';
@@ -339,18 +339,14 @@ const safePath: Merge = async (driver, c, b) => {
   return { units: owners.units, recount: owners.ids.filter((id) => !inBatch.has(id)) };
 };
 
-/** Fingerprints go in with their executions' rows, in the same transaction (small: VALUES). */
+/** Fingerprints go in with their executions' rows, in the same transaction (small: one statement of lists). */
 async function upsertFingerprints(
   driver: Driver,
   c: Connection,
   rows: readonly ExecutionFingerprintRow[],
 ): Promise<void> {
-  for (const chunk of chunked(rows, EXECUTION_FINGERPRINTS.columns.length)) {
-    await c.execute(
-      insertValuesSql(driver, EXECUTION_FINGERPRINTS, chunk.length, true),
-      valuesParams(EXECUTION_FINGERPRINTS, chunk),
-    );
-  }
+  const sql = insertListsSql(driver, EXECUTION_FINGERPRINTS, true);
+  for (const chunk of inListChunks(rows)) await c.execute(sql, columnValues(EXECUTION_FINGERPRINTS, chunk));
 }
 
 /**
@@ -381,12 +377,9 @@ export async function closeUnits(
       )),
     );
     const checkpoints = round.map((u) => u.checkpoint);
-    for (const chunk of chunked(checkpoints, SYNC_CHECKPOINTS.columns.length)) {
-      await c.execute(
-        insertValuesSql(driver, SYNC_CHECKPOINTS, chunk.length, true),
-        valuesParams(SYNC_CHECKPOINTS, chunk),
-      );
-    }
+    const sql = insertListsSql(driver, SYNC_CHECKPOINTS, true);
+    for (const chunk of inListChunks(checkpoints))
+      await c.execute(sql, columnValues(SYNC_CHECKPOINTS, chunk));
   }
   return emptied;
 }

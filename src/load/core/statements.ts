@@ -4,9 +4,9 @@
  * arrives through a driver's bulk load.
  */
 import type { Json } from '../../transform/rows.ts';
-import { ident, nonKeyColumns, qualified, type TableSpec } from '../tables.ts';
+import { ident, nonKeyColumns, qualified, type ColumnKind, type TableSpec } from '../tables.ts';
 import { jsonText } from '../values.ts';
-import type { Driver, Param } from './driver.ts';
+import type { ColumnValues, Driver, Param } from './driver.ts';
 
 /** The spec's columns, comma-separated. */
 export function columnList(spec: { readonly columns: readonly { readonly name: string }[] }): string {
@@ -33,23 +33,28 @@ export function insertSelectSql<R>(
   );
 }
 
-/** `rowCount` VALUES tuples of the spec's columns, one CAST($n AS type) per value, numbered from $1. */
-function valuesTuples<R>(driver: Pick<Driver, 'types'>, spec: TableSpec<R>, rowCount: number): string {
-  let n = 0;
-  const tuple = () => `(${spec.columns.map((c) => `CAST($${++n} AS ${driver.types[c.kind]})`).join(', ')})`;
-  return Array.from({ length: rowCount }, tuple).join(', ');
+/**
+ * Many rows in one statement, as one list parameter per column (columnValues), each cast to its
+ * column's type and unnested: `SELECT unnest(CAST($1 AS BIGINT[])) AS a, unnest(...) AS b` (both
+ * databases unnest the lists of one SELECT side by side). Not a multi-row VALUES, whose text grows
+ * with the rows: DuckDB parsed and planned 180 rows of 3 columns in 10-12 ms against 4 ms as lists
+ * (500 rows: 31 against 6 ms), and the text of the lists is the same for any number of rows, so a
+ * statement met again is kept prepared (duckdb/session.ts).
+ */
+function unnestedColumns<R>(driver: Pick<Driver, 'types'>, spec: TableSpec<R>): string {
+  return spec.columns
+    .map((c, i) => `unnest(CAST($${i + 1} AS ${driver.types[c.kind]}[])) AS ${ident(c.name)}`)
+    .join(', ');
 }
 
-/** Multi-row VALUES, one CAST($n AS type) per value [upserting]. */
-export function insertValuesSql<R>(
+/** Rows as lists (unnestedColumns) [upserting]; parameters: columnValues. */
+export function insertListsSql<R>(
   driver: Pick<Driver, 'types'>,
   spec: TableSpec<R>,
-  rowCount: number,
   upsert: boolean,
 ): string {
-  const tuples = valuesTuples(driver, spec, rowCount);
   return (
-    `INSERT INTO ${qualified(spec)} (${columnList(spec)}) VALUES ${tuples}` +
+    `INSERT INTO ${qualified(spec)} (${columnList(spec)}) SELECT ${unnestedColumns(driver, spec)}` +
     (upsert ? onConflictUpdate(spec) : '')
   );
 }
@@ -67,23 +72,42 @@ export function updateByKeySql<R>(driver: Pick<Driver, 'types'>, spec: TableSpec
 }
 
 /**
- * `UPDATE geo.t SET <non-key columns> [, synced_at] FROM (VALUES ...) v WHERE <key>`: `rowCount`
- * rows by key in one statement; parameters as insertValuesSql's. Keys must be distinct (with two
- * rows of one key, which one applies is up to the database).
+ * `UPDATE geo.t SET <non-key columns> [, synced_at] FROM (<rows as lists>) v WHERE <key>`: many
+ * rows by key in one statement; parameters: columnValues. Keys must be distinct (with two rows
+ * of one key, which one applies is up to the database).
  */
-export function updateValuesSql<R>(
-  driver: Pick<Driver, 'types'>,
-  spec: TableSpec<R>,
-  rowCount: number,
-): string {
-  const tuples = valuesTuples(driver, spec, rowCount);
+export function updateListsSql<R>(driver: Pick<Driver, 'types'>, spec: TableSpec<R>): string {
   const set = nonKeyColumns(spec).map((c) => `${ident(c.name)} = v.${ident(c.name)}`);
   if (spec.synced) set.push('synced_at = now()');
   const where = spec.key.map((k) => `${qualified(spec)}.${ident(k)} = v.${ident(k)}`).join(' AND ');
-  return `UPDATE ${qualified(spec)} SET ${set.join(', ')} FROM (VALUES ${tuples}) AS v (${columnList(spec)}) WHERE ${where}`;
+  return `UPDATE ${qualified(spec)} SET ${set.join(', ')} FROM (SELECT ${unnestedColumns(driver, spec)}) AS v WHERE ${where}`;
 }
 
-/** The parameters of insertValuesSql / updateByKeySql, row after row (JSON as its text). */
+/** What a column's list holds: its values as a scalar parameter would carry them. */
+const LIST_ITEMS: Readonly<Record<ColumnKind, ColumnValues['items']>> = {
+  bigint: 'number',
+  integer: 'number',
+  double: 'number',
+  boolean: 'boolean',
+  text: 'text',
+  date: 'text',
+  timestamptz: 'text',
+  money: 'text',
+  json: 'text',
+};
+
+/** The parameters of insertListsSql / updateListsSql: one list per column, in spec order (JSON as its text). */
+export function columnValues<R>(spec: TableSpec<R>, rows: readonly R[]): ColumnValues[] {
+  return spec.columns.map((c) => ({
+    items: LIST_ITEMS[c.kind],
+    values: rows.map((r) => {
+      const v = r[c.name];
+      return c.kind === 'json' ? jsonText(v as Json) : ((v ?? null) as ColumnValues['values'][number]);
+    }),
+  }));
+}
+
+/** The parameters of updateByKeySql: a row's values in spec order (JSON as its text). */
 export function valuesParams<R>(spec: TableSpec<R>, rows: readonly R[]): Param[] {
   const out: Param[] = [];
   for (const r of rows) {
@@ -95,10 +119,15 @@ export function valuesParams<R>(spec: TableSpec<R>, rows: readonly R[]): Param[]
   return out;
 }
 
-/** Rows per multi-row statement: at most 500, and under PostgreSQL's 65535 parameters. */
-export function chunked<T>(rows: readonly T[], columnsPerRow: number): T[][] {
-  const size = Math.max(1, Math.min(500, Math.floor(65535 / columnsPerRow)));
+/**
+ * Rows per statement of lists: bounded, so a statement's parameters stay a few MB whatever a
+ * caller hands over (a year of finance deductions).
+ */
+const LIST_ROWS = 10_000;
+
+/** Rows in statements of at most LIST_ROWS each. */
+export function inListChunks<T>(rows: readonly T[]): T[][] {
   const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  for (let i = 0; i < rows.length; i += LIST_ROWS) out.push(rows.slice(i, i + LIST_ROWS));
   return out;
 }

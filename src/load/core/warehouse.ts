@@ -63,11 +63,12 @@ import { clearStaleDays, markStale, refreshStaleUnits, staleBatches } from './st
 import { analyzeStaleStatistics, tidyGrownTables } from './tidy.ts';
 import { CoreMigrationStore } from './migration-store.ts';
 import {
-  chunked,
   columnList,
-  insertValuesSql,
+  columnValues,
+  inListChunks,
+  insertListsSql,
   updateByKeySql,
-  updateValuesSql,
+  updateListsSql,
   valuesParams,
 } from './statements.ts';
 
@@ -181,12 +182,8 @@ export class CoreWarehouse implements Warehouse {
     if (rows.length > 0) {
       const transaction = fenced ? this.fenced.bind(this) : this.driver.transaction.bind(this.driver);
       await transaction(async (c: Connection) => {
-        for (const chunk of chunked(rows, spec.columns.length)) {
-          await c.execute(
-            insertValuesSql(this.driver, spec, chunk.length, upsert),
-            valuesParams(spec, chunk),
-          );
-        }
+        const sql = insertListsSql(this.driver, spec, upsert);
+        for (const chunk of inListChunks(rows)) await c.execute(sql, columnValues(spec, chunk));
       });
     }
     return { textValuesChanged: changed };
@@ -203,9 +200,8 @@ export class CoreWarehouse implements Warehouse {
     );
     if (last.length > 0) {
       await this.fenced(async (c) => {
-        for (const chunk of chunked(last, spec.columns.length)) {
-          await c.execute(updateValuesSql(this.driver, spec, chunk.length), valuesParams(spec, chunk));
-        }
+        const sql = updateListsSql(this.driver, spec);
+        for (const chunk of inListChunks(last)) await c.execute(sql, columnValues(spec, chunk));
       });
     }
     return { textValuesChanged: changed };

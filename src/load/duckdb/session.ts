@@ -5,6 +5,7 @@
  */
 import {
   BIGINT,
+  BOOLEAN,
   DOUBLE,
   DuckDBResultReader,
   LIST,
@@ -17,7 +18,7 @@ import {
   type DuckDBValue,
 } from './node-api.ts';
 import { abortReason } from '../../abort.ts';
-import type { Param } from '../core/driver.ts';
+import { isColumnValues, type Param } from '../core/driver.ts';
 import type { SharedDatabase } from './database.ts';
 import { readRows } from './values.ts';
 
@@ -30,10 +31,11 @@ import { readRows } from './values.ts';
  * the catalog changed since (a migration) or a value's type did.
  *
  * Kept: a statement met a second time, with at most PREPARED_MAX_PARAMS parameters (lists are one
- * each), PREPARED_KEPT of them. A run's hot statements are few and their texts fixed; a multi-row
- * VALUES statement has a text per row count and is mostly met once. Keeping every statement met
- * (each with its plan and, until the next bind, its values) put ~25 MB on a 10,000-execution
- * sync's peak RSS; 64 statements of up to 32 parameters ~13 MB (medians of 3 alternated syncs,
+ * each, a column of rows too), PREPARED_KEPT of them. A run's hot statements are few and their
+ * texts fixed; a statement whose text grows with its rows is mostly met once. Keeping every
+ * statement met (each with its plan and, until the next bind, its values; the multi-row VALUES
+ * statements of that time had a text per row count) put ~25 MB on a 10,000-execution sync's peak
+ * RSS; 64 statements of up to 32 parameters ~13 MB (medians of 3 alternated syncs,
  * 409 against 396 MB); these limits measured within the noise (403 against 396 MB). A statement
  * not kept runs as before, through @duckdb/node-api's own path (several statements in one text
  * included: DuckDB prepares one statement at a time).
@@ -236,6 +238,9 @@ export class Session {
 function toBound(p: Param): { value: DuckDBValue; type: DuckDBType | undefined } {
   if (p === null || typeof p !== 'object')
     return { value: p, type: typeof p === 'number' && !Number.isSafeInteger(p) ? DOUBLE : undefined };
+  // A column of rows: its list typed by what it holds, as each value alone would be bound (a
+  // number as DOUBLE), then cast by the statement to the column's type.
+  if (isColumnValues(p)) return { value: listValue([...p.values]), type: COLUMN_LIST[p.items] };
   const text = listText(p);
   if (text !== undefined) return { value: text, type: VARCHAR };
   return isTextList(p)
@@ -244,6 +249,7 @@ function toBound(p: Param): { value: DuckDBValue; type: DuckDBType | undefined }
 }
 
 const ID_LIST = LIST(BIGINT);
+const COLUMN_LIST = { number: LIST(DOUBLE), boolean: LIST(BOOLEAN), text: LIST(VARCHAR) } as const;
 const TEXT_LIST = LIST(VARCHAR);
 /** The texts a list is bound as text with: dates. */
 const DATE_TEXT = /^\d{4}-\d{2}-\d{2}$/;

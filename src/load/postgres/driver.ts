@@ -12,14 +12,15 @@ import type { Logger } from 'pino';
 import { DIALECT_SQL } from '../dialect-sql.ts';
 import type pg from 'pg';
 import type { Json } from '../../transform/rows.ts';
-import type {
-  Connection,
-  Driver,
-  LoadMode,
-  Param,
-  SchemaLocks,
-  SchemaLockWait,
-  TransactionOptions,
+import {
+  isColumnValues,
+  type Connection,
+  type Driver,
+  type LoadMode,
+  type Param,
+  type SchemaLocks,
+  type SchemaLockWait,
+  type TransactionOptions,
 } from '../core/driver.ts';
 import { columnList, insertSelectSql } from '../core/statements.ts';
 import { qualified, type ColumnKind, type TableSpec } from '../tables.ts';
@@ -35,6 +36,11 @@ import { maskPassword } from '../target.ts';
 import { ensureStagingSql, stagingTable } from './staging.ts';
 
 /** The geo column type of each kind (sql/postgres/001_init.sql). */
+/** Parameters as node-postgres sends them: a column of rows as its array (an array literal). */
+function pgParams(params: readonly Param[] | undefined): unknown[] | undefined {
+  return params?.map((p) => (isColumnValues(p) ? p.values : p));
+}
+
 export const SQL_TYPE: Record<ColumnKind, string> = {
   bigint: 'BIGINT',
   integer: 'INTEGER',
@@ -84,12 +90,12 @@ class PgConnection implements Connection {
   ) {}
 
   async execute(sql: string, params?: readonly Param[]): Promise<number> {
-    const r = await this.stoppable(() => this.client.query(sql, params ? [...params] : undefined), sql);
+    const r = await this.stoppable(() => this.client.query(sql, pgParams(params)), sql);
     return r.rowCount ?? 0;
   }
 
   async rows<T>(sql: string, params?: readonly Param[]): Promise<T[]> {
-    const r = await this.stoppable(() => this.client.query(sql, params ? [...params] : undefined), sql);
+    const r = await this.stoppable(() => this.client.query(sql, pgParams(params)), sql);
     return r.rows as T[];
   }
 
