@@ -1054,6 +1054,13 @@ for (const dialect of DIALECTS) {
         `SELECT * FROM geo.site_diagnoses WHERE diagnosis_id LIKE 'many-%' ORDER BY customer_id`,
       );
       expect(stored.map(({ synced_at: _s, ...r }) => r)).toEqual(rows);
+
+      // A negative zero (a lenient "-0" score) is stored as 0 by both, as one row alone stored it.
+      await w.upsertSiteDiagnoses([{ ...rows[1]!, diagnosis_id: 'many-zero', composite_score: -0 }]);
+      const [zero] = await w.query(
+        `SELECT composite_score FROM geo.site_diagnoses WHERE diagnosis_id = 'many-zero'`,
+      );
+      expect(Object.is(zero!.composite_score, 0)).toBe(true);
     });
 
     it('monitoring and platform tasks: upsert, legacy config and prompts survive a re-sync', async () => {

@@ -346,7 +346,8 @@ async function upsertFingerprints(
   rows: readonly ExecutionFingerprintRow[],
 ): Promise<void> {
   const sql = insertListsSql(driver, EXECUTION_FINGERPRINTS, true);
-  for (const chunk of inListChunks(rows)) await c.execute(sql, columnValues(EXECUTION_FINGERPRINTS, chunk));
+  for (const chunk of inListChunks(EXECUTION_FINGERPRINTS, rows))
+    await c.execute(sql, columnValues(EXECUTION_FINGERPRINTS, chunk));
 }
 
 /**
@@ -378,7 +379,7 @@ export async function closeUnits(
     );
     const checkpoints = round.map((u) => u.checkpoint);
     const sql = insertListsSql(driver, SYNC_CHECKPOINTS, true);
-    for (const chunk of inListChunks(checkpoints))
+    for (const chunk of inListChunks(SYNC_CHECKPOINTS, checkpoints))
       await c.execute(sql, columnValues(SYNC_CHECKPOINTS, chunk));
   }
   return emptied;

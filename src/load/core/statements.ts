@@ -39,11 +39,18 @@ export function insertSelectSql<R>(
  * databases unnest the lists of one SELECT side by side). Not a multi-row VALUES, whose text grows
  * with the rows: DuckDB parsed and planned 180 rows of 3 columns in 10-12 ms against 4 ms as lists
  * (500 rows: 31 against 6 ms), and the text of the lists is the same for any number of rows, so a
- * statement met again is kept prepared (duckdb/session.ts).
+ * statement met again is kept prepared (duckdb/session.ts: one of at most 16 columns).
  */
 function unnestedColumns<R>(driver: Pick<Driver, 'types'>, spec: TableSpec<R>): string {
   return spec.columns
-    .map((c, i) => `unnest(CAST($${i + 1} AS ${driver.types[c.kind]}[])) AS ${ident(c.name)}`)
+    .map((c, i) => {
+      // The list typed as it is bound (LIST_ITEMS), then as its column: a statement DuckDB keeps
+      // prepared then types its parameter as it is bound, and is not bound again for each use.
+      const bound = driver.types[LIST_CARRIER[LIST_ITEMS[c.kind]]];
+      const type = driver.types[c.kind];
+      const list = `CAST($${i + 1} AS ${bound}[])`;
+      return `unnest(${bound === type ? list : `CAST(${list} AS ${type}[])`}) AS ${ident(c.name)}`;
+    })
     .join(', ');
 }
 
@@ -85,8 +92,8 @@ export function updateListsSql<R>(driver: Pick<Driver, 'types'>, spec: TableSpec
 
 /** What a column's list holds: its values as a scalar parameter would carry them. */
 const LIST_ITEMS: Readonly<Record<ColumnKind, ColumnValues['items']>> = {
-  bigint: 'number',
-  integer: 'number',
+  bigint: 'integer',
+  integer: 'integer',
   double: 'number',
   boolean: 'boolean',
   text: 'text',
@@ -96,13 +103,27 @@ const LIST_ITEMS: Readonly<Record<ColumnKind, ColumnValues['items']>> = {
   json: 'text',
 };
 
-/** The parameters of insertListsSql / updateListsSql: one list per column, in spec order (JSON as its text). */
+/** The column kind whose SQL type a list of these items is bound as. */
+const LIST_CARRIER: Readonly<Record<ColumnValues['items'], ColumnKind>> = {
+  integer: 'bigint',
+  number: 'double',
+  boolean: 'boolean',
+  text: 'text',
+};
+
+/**
+ * The parameters of insertListsSql / updateListsSql: one list per column, in spec order (JSON as
+ * its text). A negative zero is stored as 0, as its scalar parameter was (a whole number) and as
+ * PostgreSQL reads its text, `0`: DuckDB would keep -0.0 in a DOUBLE list.
+ */
 export function columnValues<R>(spec: TableSpec<R>, rows: readonly R[]): ColumnValues[] {
   return spec.columns.map((c) => ({
     items: LIST_ITEMS[c.kind],
     values: rows.map((r) => {
       const v = r[c.name];
-      return c.kind === 'json' ? jsonText(v as Json) : ((v ?? null) as ColumnValues['values'][number]);
+      if (c.kind === 'json') return jsonText(v as Json);
+      if (v === 0) return 0;
+      return (v ?? null) as ColumnValues['values'][number];
     }),
   }));
 }
@@ -120,14 +141,17 @@ export function valuesParams<R>(spec: TableSpec<R>, rows: readonly R[]): Param[]
 }
 
 /**
- * Rows per statement of lists: bounded, so a statement's parameters stay a few MB whatever a
- * caller hands over (a year of finance deductions).
+ * Rows per statement of lists, bounded so that a statement's parameters stay small whatever a
+ * caller hands over (a year of finance deductions): 10,000 rows, or 500 (as many as the multi-row
+ * VALUES took) of a table with a JSON column, whose values may be whole reports (site diagnoses).
  */
 const LIST_ROWS = 10_000;
+const LIST_ROWS_WITH_JSON = 500;
 
-/** Rows in statements of at most LIST_ROWS each. */
-export function inListChunks<T>(rows: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += LIST_ROWS) out.push(rows.slice(i, i + LIST_ROWS));
+/** The rows in statements of at most that many each. */
+export function inListChunks<R>(spec: TableSpec<R>, rows: readonly R[]): R[][] {
+  const size = spec.columns.some((c) => c.kind === 'json') ? LIST_ROWS_WITH_JSON : LIST_ROWS;
+  const out: R[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
   return out;
 }

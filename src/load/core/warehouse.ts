@@ -183,7 +183,7 @@ export class CoreWarehouse implements Warehouse {
       const transaction = fenced ? this.fenced.bind(this) : this.driver.transaction.bind(this.driver);
       await transaction(async (c: Connection) => {
         const sql = insertListsSql(this.driver, spec, upsert);
-        for (const chunk of inListChunks(rows)) await c.execute(sql, columnValues(spec, chunk));
+        for (const chunk of inListChunks(spec, rows)) await c.execute(sql, columnValues(spec, chunk));
       });
     }
     return { textValuesChanged: changed };
@@ -201,7 +201,7 @@ export class CoreWarehouse implements Warehouse {
     if (last.length > 0) {
       await this.fenced(async (c) => {
         const sql = updateListsSql(this.driver, spec);
-        for (const chunk of inListChunks(last)) await c.execute(sql, columnValues(spec, chunk));
+        for (const chunk of inListChunks(spec, last)) await c.execute(sql, columnValues(spec, chunk));
       });
     }
     return { textValuesChanged: changed };

@@ -18,7 +18,7 @@ import {
   type DuckDBValue,
 } from './node-api.ts';
 import { abortReason } from '../../abort.ts';
-import { isColumnValues, type Param } from '../core/driver.ts';
+import { isColumnValues, type ColumnValues, type Param } from '../core/driver.ts';
 import type { SharedDatabase } from './database.ts';
 import { readRows } from './values.ts';
 
@@ -231,16 +231,15 @@ export class Session {
  * rows. A list whose items would not read back the same from a text (an id that is no safe
  * integer; a text that is no date: a comma, a quote, a space or the word NULL means something
  * there) is bound as a typed LIST, as before (typed: an empty list has no item type to infer).
- * A number that is no safe integer is a DOUBLE; other types are inferred (undefined).
+ * A number that is no safe integer is a DOUBLE; other types are inferred (undefined). A column of
+ * rows (ColumnValues) is always a typed LIST (columnBound).
  * (@duckdb/node-api binds every whole number past INTEGER as a BIGINT, so a double such as 1e300,
  * whole, failed its statement: "bigint out of int64 range".)
  */
 function toBound(p: Param): { value: DuckDBValue; type: DuckDBType | undefined } {
   if (p === null || typeof p !== 'object')
     return { value: p, type: typeof p === 'number' && !Number.isSafeInteger(p) ? DOUBLE : undefined };
-  // A column of rows: its list typed by what it holds, as each value alone would be bound (a
-  // number as DOUBLE), then cast by the statement to the column's type.
-  if (isColumnValues(p)) return { value: listValue([...p.values]), type: COLUMN_LIST[p.items] };
+  if (isColumnValues(p)) return columnBound(p);
   const text = listText(p);
   if (text !== undefined) return { value: text, type: VARCHAR };
   return isTextList(p)
@@ -250,6 +249,25 @@ function toBound(p: Param): { value: DuckDBValue; type: DuckDBType | undefined }
 
 const ID_LIST = LIST(BIGINT);
 const COLUMN_LIST = { number: LIST(DOUBLE), boolean: LIST(BOOLEAN), text: LIST(VARCHAR) } as const;
+
+/**
+ * A column of rows (statements.ts insertListsSql), bound as a typed LIST of what it holds: the
+ * statement casts it as its column (a list's text would read a comma, a quote or NULL in a text
+ * differently). Whole numbers as BIGINTs; a column of them holding a fraction or a number past
+ * 2^53 as DOUBLEs, cast by the statement as each value's scalar DOUBLE was.
+ */
+function columnBound(p: ColumnValues): { value: DuckDBValue; type: DuckDBType } {
+  if (p.items === 'integer') {
+    const whole = p.values.every((v) => v === null || Number.isSafeInteger(v));
+    if (whole)
+      return {
+        value: listValue(p.values.map((v) => (v === null ? null : BigInt(v as number)))),
+        type: ID_LIST,
+      };
+    return { value: listValue([...p.values]), type: COLUMN_LIST.number };
+  }
+  return { value: listValue([...p.values]), type: COLUMN_LIST[p.items] };
+}
 const TEXT_LIST = LIST(VARCHAR);
 /** The texts a list is bound as text with: dates. */
 const DATE_TEXT = /^\d{4}-\d{2}-\d{2}$/;

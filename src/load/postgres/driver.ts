@@ -35,12 +35,12 @@ import { connectFailure, createPool, withTransaction } from './pool.ts';
 import { maskPassword } from '../target.ts';
 import { ensureStagingSql, stagingTable } from './staging.ts';
 
-/** The geo column type of each kind (sql/postgres/001_init.sql). */
 /** Parameters as node-postgres sends them: a column of rows as its array (an array literal). */
 function pgParams(params: readonly Param[] | undefined): unknown[] | undefined {
   return params?.map((p) => (isColumnValues(p) ? p.values : p));
 }
 
+/** The geo column type of each kind (sql/postgres/001_init.sql). */
 export const SQL_TYPE: Record<ColumnKind, string> = {
   bigint: 'BIGINT',
   integer: 'INTEGER',
