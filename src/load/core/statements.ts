@@ -41,13 +41,16 @@ export function insertSelectSql<R>(
  * (500 rows: 31 against 6 ms), and the text of the lists is the same for any number of rows, so a
  * statement met again is kept prepared (duckdb/session.ts: one of at most 16 columns).
  */
-function unnestedColumns<R>(driver: Pick<Driver, 'types'>, spec: TableSpec<R>): string {
+function unnestedColumns<R>(driver: Pick<Driver, 'types' | 'dialect'>, spec: TableSpec<R>): string {
   return spec.columns
     .map((c, i) => {
-      // The list typed as it is bound (LIST_ITEMS), then as its column: a statement DuckDB keeps
-      // prepared then types its parameter as it is bound, and is not bound again for each use.
-      const bound = driver.types[LIST_CARRIER[LIST_ITEMS[c.kind]]];
+      // DuckDB: the list typed as it is bound (LIST_ITEMS), then as its column, so a statement
+      // it keeps prepared types its parameter as it is bound and is not bound again for each use.
+      // PostgreSQL parses each item's text as the column's type at once: its error then names the
+      // value (`value "3000000000" is out of range for type integer`, which a quarantined
+      // record's reason carries), where a cast from BIGINT[] said only `integer out of range`.
       const type = driver.types[c.kind];
+      const bound = driver.dialect === 'duckdb' ? driver.types[LIST_CARRIER[LIST_ITEMS[c.kind]]] : type;
       const list = `CAST($${i + 1} AS ${bound}[])`;
       return `unnest(${bound === type ? list : `CAST(${list} AS ${type}[])`}) AS ${ident(c.name)}`;
     })
@@ -56,7 +59,7 @@ function unnestedColumns<R>(driver: Pick<Driver, 'types'>, spec: TableSpec<R>): 
 
 /** Rows as lists (unnestedColumns) [upserting]; parameters: columnValues. */
 export function insertListsSql<R>(
-  driver: Pick<Driver, 'types'>,
+  driver: Pick<Driver, 'types' | 'dialect'>,
   spec: TableSpec<R>,
   upsert: boolean,
 ): string {
@@ -83,7 +86,7 @@ export function updateByKeySql<R>(driver: Pick<Driver, 'types'>, spec: TableSpec
  * rows by key in one statement; parameters: columnValues. Keys must be distinct (with two rows
  * of one key, which one applies is up to the database).
  */
-export function updateListsSql<R>(driver: Pick<Driver, 'types'>, spec: TableSpec<R>): string {
+export function updateListsSql<R>(driver: Pick<Driver, 'types' | 'dialect'>, spec: TableSpec<R>): string {
   const set = nonKeyColumns(spec).map((c) => `${ident(c.name)} = v.${ident(c.name)}`);
   if (spec.synced) set.push('synced_at = now()');
   const where = spec.key.map((k) => `${qualified(spec)}.${ident(k)} = v.${ident(k)}`).join(' AND ');
