@@ -1,7 +1,7 @@
 /**
  * The few SQL spellings the two warehouses do not share, for the statements written once for
  * both: the views (sql/views.sql, rendered by views.ts), the aggregates' recomputation
- * (core/rollups.ts) and the checks (quality/checks.ts). Everything else in those statements is the SQL both accept.
+ * (core/rollups.ts), the checks (quality/checks.ts) and rows written as lists (core/statements.ts). Everything else in those statements is the SQL both accept.
  */
 import type { Dialect } from './warehouse.ts';
 
@@ -16,6 +16,16 @@ export interface DialectSql {
   readonly cte: string;
   /** A predicate: `column` is one of the ids of the list parameter `$n`. */
   inIds(column: string, n: number): string;
+  /**
+   * A predicate: the row's (`day`, `task`) is one of the units `units` selects (a SELECT of the
+   * columns d, t, neither ever NULL).
+   */
+  inUnits(day: string, task: string, units: string): string;
+  /**
+   * A column of rows, the list parameter `$n` bound as `bound` (statements.ts insertListsSql), as
+   * a list of the column's `type`.
+   */
+  columnList(n: number, bound: string, type: string): string;
   /** ISO week of a DATE expression, as `YYYY-Www`. */
   isoWeek(date: string): string;
   /** A FROM item: the text elements of a JSON column that holds an array (none otherwise), as `alias(url)`. */
@@ -71,6 +81,12 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
     double: 'DOUBLE PRECISION',
     cte: 'MATERIALIZED',
     inIds: (column, n) => `${column} = ANY($${n}::bigint[])`,
+    // The planner makes a semi-join of it (as of a row value IN).
+    inUnits: (day, task, units) => `EXISTS (SELECT 1 FROM (${units}) u WHERE u.d = ${day} AND u.t = ${task})`,
+    // Each item's text parsed as the column's type at once: an error names the value (`value
+    // "3000000000" is out of range for type integer`, which a quarantined record's reason carries),
+    // where a cast from BIGINT[] says only `integer out of range`.
+    columnList: (n, _bound, type) => `CAST($${n} AS ${type}[])`,
     isoWeek: (d) => `to_char(${d}, 'IYYY-"W"IW')`,
     jsonArrayTexts: (j, alias) =>
       `jsonb_array_elements_text(CASE WHEN jsonb_typeof(${j}) = 'array' THEN ${j} ELSE '[]'::jsonb END) AS ${alias}(url)`,
@@ -93,6 +109,15 @@ export const DIALECT_SQL: Record<Dialect, DialectSql> = {
     inIds: (column, n) =>
       `(${column} BETWEEN list_min(CAST($${n} AS BIGINT[])) AND list_max(CAST($${n} AS BIGINT[]))
         AND ${column} IN (SELECT unnest(CAST($${n} AS BIGINT[]))))`,
+    // A row value IN the units runs in about half the time of a correlated EXISTS (1.2-1.4 ms
+    // against 2.0-2.6 ms a statement, 100 units over 20,000 rows); a refresh has ten statements
+    // so filtered, a write transaction one. The same rows as EXISTS since neither side is NULL
+    // (never negate it: DuckDB mishandles NULLs in a negated row IN).
+    inUnits: (day, task, units) => `(${day}, ${task}) IN (${units})`,
+    // Typed as it is bound, then as its column: a statement the session keeps prepared types its
+    // parameter as bound, and is not bound again at every use.
+    columnList: (n, bound, type) =>
+      bound === type ? `CAST($${n} AS ${type}[])` : `CAST(CAST($${n} AS ${bound}[]) AS ${type}[])`,
     isoWeek: (d) => `strftime(${d}, '%G-W%V')`,
     jsonArrayTexts: (j, alias) =>
       `unnest(CASE WHEN json_type(${j}) = 'ARRAY' THEN json_extract_string(${j}, '$[*]') ELSE [] END) AS ${alias}(url)`,

@@ -17,12 +17,12 @@ export type Param = null | boolean | number | string | readonly number[] | reado
 
 /**
  * One column of many rows as one list parameter, which the statement casts to the column's type
- * and unnests (statements.ts insertListsSql). `items` says what the list holds, and so the SQL
- * type it is bound as: whole numbers (BIGINT), numbers (DOUBLE), booleans or texts (every other
- * kind of column is cast from its text, as a scalar parameter is).
+ * and unnests (statements.ts insertListsSql). `items`: the kind of column the list is bound as,
+ * whole numbers (bigint), numbers (double), booleans or texts (every other kind of column is cast
+ * from its text, as a scalar parameter is).
  */
 export interface ColumnValues {
-  readonly items: 'integer' | 'number' | 'boolean' | 'text';
+  readonly items: Extract<ColumnKind, 'bigint' | 'double' | 'boolean' | 'text'>;
   readonly values: readonly (null | number | boolean | string)[];
 }
 

@@ -4,6 +4,7 @@
  * arrives through a driver's bulk load.
  */
 import type { Json } from '../../transform/rows.ts';
+import { DIALECT_SQL } from '../dialect-sql.ts';
 import { ident, nonKeyColumns, qualified, type ColumnKind, type TableSpec } from '../tables.ts';
 import { jsonText } from '../values.ts';
 import type { ColumnValues, Driver, Param } from './driver.ts';
@@ -42,17 +43,11 @@ export function insertSelectSql<R>(
  * statement met again is kept prepared (duckdb/session.ts: one of at most 16 columns).
  */
 function unnestedColumns<R>(driver: Pick<Driver, 'types' | 'dialect'>, spec: TableSpec<R>): string {
+  const sql = DIALECT_SQL[driver.dialect];
   return spec.columns
     .map((c, i) => {
-      // DuckDB: the list typed as it is bound (LIST_ITEMS), then as its column, so a statement
-      // it keeps prepared types its parameter as it is bound and is not bound again for each use.
-      // PostgreSQL parses each item's text as the column's type at once: its error then names the
-      // value (`value "3000000000" is out of range for type integer`, which a quarantined
-      // record's reason carries), where a cast from BIGINT[] said only `integer out of range`.
-      const type = driver.types[c.kind];
-      const bound = driver.dialect === 'duckdb' ? driver.types[LIST_CARRIER[LIST_ITEMS[c.kind]]] : type;
-      const list = `CAST($${i + 1} AS ${bound}[])`;
-      return `unnest(${bound === type ? list : `CAST(${list} AS ${type}[])`}) AS ${ident(c.name)}`;
+      const list = sql.columnList(i + 1, driver.types[LIST_BOUND[c.kind]], driver.types[c.kind]);
+      return `unnest(${list}) AS ${ident(c.name)}`;
     })
     .join(', ');
 }
@@ -93,25 +88,20 @@ export function updateListsSql<R>(driver: Pick<Driver, 'types' | 'dialect'>, spe
   return `UPDATE ${qualified(spec)} SET ${set.join(', ')} FROM (SELECT ${unnestedColumns(driver, spec)}) AS v WHERE ${where}`;
 }
 
-/** What a column's list holds: its values as a scalar parameter would carry them. */
-const LIST_ITEMS: Readonly<Record<ColumnKind, ColumnValues['items']>> = {
-  bigint: 'integer',
-  integer: 'integer',
-  double: 'number',
+/**
+ * The kind of column each kind's list is bound as (ColumnValues.items): whole numbers as BIGINT,
+ * numbers as DOUBLE, booleans, and every other kind as its text, as a scalar parameter carries it.
+ */
+const LIST_BOUND: Readonly<Record<ColumnKind, ColumnValues['items']>> = {
+  bigint: 'bigint',
+  integer: 'bigint',
+  double: 'double',
   boolean: 'boolean',
   text: 'text',
   date: 'text',
   timestamptz: 'text',
   money: 'text',
   json: 'text',
-};
-
-/** The column kind whose SQL type a list of these items is bound as. */
-const LIST_CARRIER: Readonly<Record<ColumnValues['items'], ColumnKind>> = {
-  integer: 'bigint',
-  number: 'double',
-  boolean: 'boolean',
-  text: 'text',
 };
 
 /**
@@ -121,7 +111,7 @@ const LIST_CARRIER: Readonly<Record<ColumnValues['items'], ColumnKind>> = {
  */
 export function columnValues<R>(spec: TableSpec<R>, rows: readonly R[]): ColumnValues[] {
   return spec.columns.map((c) => ({
-    items: LIST_ITEMS[c.kind],
+    items: LIST_BOUND[c.kind],
     values: rows.map((r) => {
       const v = r[c.name];
       if (c.kind === 'json') return jsonText(v as Json);

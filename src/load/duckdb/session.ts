@@ -248,7 +248,7 @@ function toBound(p: Param): { value: DuckDBValue; type: DuckDBType | undefined }
 }
 
 const ID_LIST = LIST(BIGINT);
-const COLUMN_LIST = { number: LIST(DOUBLE), boolean: LIST(BOOLEAN), text: LIST(VARCHAR) } as const;
+const COLUMN_LIST = { double: LIST(DOUBLE), boolean: LIST(BOOLEAN), text: LIST(VARCHAR) } as const;
 
 /**
  * A column of rows (statements.ts insertListsSql), bound as a typed LIST of what it holds: the
@@ -257,14 +257,14 @@ const COLUMN_LIST = { number: LIST(DOUBLE), boolean: LIST(BOOLEAN), text: LIST(V
  * 2^53 as DOUBLEs, cast by the statement as each value's scalar DOUBLE was.
  */
 function columnBound(p: ColumnValues): { value: DuckDBValue; type: DuckDBType } {
-  if (p.items === 'integer') {
+  if (p.items === 'bigint') {
     const whole = p.values.every((v) => v === null || Number.isSafeInteger(v));
     if (whole)
       return {
         value: listValue(p.values.map((v) => (v === null ? null : BigInt(v as number)))),
         type: ID_LIST,
       };
-    return { value: listValue([...p.values]), type: COLUMN_LIST.number };
+    return { value: listValue([...p.values]), type: COLUMN_LIST.double };
   }
   return { value: listValue([...p.values]), type: COLUMN_LIST[p.items] };
 }
