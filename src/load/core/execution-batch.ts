@@ -47,7 +47,7 @@ import {
 import { storedRows } from '../text.ts';
 import type { UnitCompletion, Written } from '../warehouse.ts';
 import type { Connection, Driver } from './driver.ts';
-import { columnValues, inListChunks, insertListsSql, updateByKeySql, valuesParams } from './statements.ts';
+import { columnValues, inListChunks, insertListsSql, rowParams, updateByKeySql } from './statements.ts';
 import { dedupeBy, unitKeyOf } from '../values.ts';
 import { distinctUnits, Params, scopeWhere, type RollupUnit } from './rollups.ts';
 import { markStale } from './stale-units.ts';
@@ -280,7 +280,7 @@ async function updateKeepingTimes(
   const sql = updateByKeySql(driver, PROMPT_EXECUTIONS_STORED_BUT_TIMES);
   for (const e of executions) {
     if (!ids.has(e.prompt_task_id) || updated.has(e.prompt_task_id)) continue;
-    const n = await c.execute(sql, valuesParams(PROMPT_EXECUTIONS_STORED_BUT_TIMES, [e]));
+    const n = await c.execute(sql, rowParams(PROMPT_EXECUTIONS_STORED_BUT_TIMES, e));
     if (n > 0) updated.add(e.prompt_task_id);
   }
   return updated;

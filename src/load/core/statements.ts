@@ -105,32 +105,26 @@ const LIST_BOUND: Readonly<Record<ColumnKind, ColumnValues['items']>> = {
 };
 
 /**
- * The parameters of insertListsSql / updateListsSql: one list per column, in spec order (JSON as
- * its text). A negative zero is stored as 0, as its scalar parameter was (a whole number) and as
- * PostgreSQL reads its text, `0`: DuckDB would keep -0.0 in a DOUBLE list.
+ * A value as a statement's parameter carries it: JSON as its text, undefined as NULL, and a
+ * negative zero as 0 (as PostgreSQL reads its text, `0`; DuckDB would keep -0.0 in a DOUBLE list).
  */
+function paramValue(kind: ColumnKind, v: unknown): null | number | boolean | string {
+  if (kind === 'json') return jsonText(v as Json);
+  if (v === 0) return 0;
+  return (v ?? null) as null | number | boolean | string;
+}
+
+/** The parameters of insertListsSql / updateListsSql: one list per column, in spec order. */
 export function columnValues<R>(spec: TableSpec<R>, rows: readonly R[]): ColumnValues[] {
   return spec.columns.map((c) => ({
     items: LIST_BOUND[c.kind],
-    values: rows.map((r) => {
-      const v = r[c.name];
-      if (c.kind === 'json') return jsonText(v as Json);
-      if (v === 0) return 0;
-      return (v ?? null) as ColumnValues['values'][number];
-    }),
+    values: rows.map((r) => paramValue(c.kind, r[c.name])),
   }));
 }
 
-/** The parameters of updateByKeySql: a row's values in spec order (JSON as its text). */
-export function valuesParams<R>(spec: TableSpec<R>, rows: readonly R[]): Param[] {
-  const out: Param[] = [];
-  for (const r of rows) {
-    for (const c of spec.columns) {
-      const v = r[c.name];
-      out.push(c.kind === 'json' ? jsonText(v as Json) : ((v ?? null) as Param));
-    }
-  }
-  return out;
+/** The parameters of updateByKeySql: the row's values in spec order. */
+export function rowParams<R>(spec: TableSpec<R>, row: R): Param[] {
+  return spec.columns.map((c) => paramValue(c.kind, row[c.name]));
 }
 
 /**

@@ -67,9 +67,9 @@ import {
   columnValues,
   inListChunks,
   insertListsSql,
+  rowParams,
   updateByKeySql,
   updateListsSql,
-  valuesParams,
 } from './statements.ts';
 
 const COUNTS = `SELECT ${DATA_TABLES.map((t) => `(SELECT count(*) FROM geo.${t}) AS ${ident(t)}`).join(', ')}`;
@@ -225,7 +225,7 @@ export class CoreWarehouse implements Warehouse {
       const ids = rows.map((r) => r.project_id);
       await this.fenced(async (c) => {
         const before = await hostsOf(this.driver, c, ids);
-        for (const r of rows) await c.execute(sql, valuesParams(MONITORING_TASK_CONFIG, [r]));
+        for (const r of rows) await c.execute(sql, rowParams(MONITORING_TASK_CONFIG, r));
         const after = await hostsOf(this.driver, c, ids);
         const moved = ids.filter((id) => before.get(id) !== after.get(id));
         if (moved.length > 0 && this.keepRollups) await decideOwnership(this.driver, c, moved);
@@ -432,7 +432,7 @@ export class CoreWarehouse implements Warehouse {
   async updateRun(given: Row.SyncRunRow): Promise<void> {
     const [run] = storedRows(SYNC_RUNS, [given]).rows;
     const changed = await this.driver.connection((c) =>
-      c.execute(updateByKeySql(this.driver, SYNC_RUNS), valuesParams(SYNC_RUNS, [run!])),
+      c.execute(updateByKeySql(this.driver, SYNC_RUNS), rowParams(SYNC_RUNS, run!)),
     );
     // A run never inserted (e.g. its insert failed) is recorded now rather than lost.
     if (changed === 0) await this.insertRun(run!);
